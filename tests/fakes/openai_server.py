@@ -1,0 +1,488 @@
+# pyright: reportPrivateUsage=false
+"""A scriptable, in-process fake of the OpenAI chat-completions HTTP API.
+
+Tests point the real ``openai`` client at :attr:`FakeOpenAIServer.base_url` and script the
+replies the "model" gives::
+
+    with FakeOpenAIServer() as srv:
+        srv.script(Reply(tool_calls=[ToolCall("read_file", {"path": "a.py"})]), Reply("done"))
+        client = OpenAI(api_key="test-key", base_url=srv.base_url, max_retries=0)
+        ...
+        assert srv.requests[0]["messages"][0]["role"] == "system"
+
+Each ``POST /v1/chat/completions`` consumes one script entry (FIFO):
+
+* :class:`Reply` -- an assistant message (content and/or tool calls);
+* :class:`Error` -- an HTTP error with an OpenAI-style body (and optional ``Retry-After``);
+* :class:`Hang` -- wait, then answer with the entry queued next (for client-timeout tests);
+* a callable ``(request_body) -> Reply | Error`` -- a reply computed from the request.
+
+When the queue is empty, :attr:`FakeOpenAIServer.default_reply` answers; if that is ``None``
+the request fails with HTTP 500 "fake server: script exhausted".
+
+Requests with ``"stream": true`` are answered with server-sent events in the same shape as
+OpenAI's (role delta, content pieces, tool-call deltas, finish chunk, optional usage chunk,
+``data: [DONE]``). Standard library only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self, TypeAlias
+
+__all__ = [
+    "Error",
+    "FakeOpenAIServer",
+    "Hang",
+    "Reply",
+    "ReplyFunc",
+    "ScriptEntry",
+    "ToolCall",
+]
+
+FAKE_MODEL_ID = "fake-model"
+EXHAUSTED_MESSAGE = "fake server: script exhausted"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call in an assistant reply.
+
+    ``arguments`` given as a mapping is JSON-encoded; given as a string it is sent verbatim
+    (so a test can send malformed JSON). ``id`` defaults to ``call_<n>``.
+    """
+
+    name: str
+    arguments: str | Mapping[str, object]
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An assistant message. ``usage`` is ``(prompt_tokens, completion_tokens)``."""
+
+    content: str | None = None
+    tool_calls: Sequence[ToolCall] = ()
+    usage: tuple[int, int] | None = None
+
+    @property
+    def finish_reason(self) -> str:
+        return "tool_calls" if self.tool_calls else "stop"
+
+
+@dataclass(frozen=True)
+class Error:
+    """An HTTP error response with an OpenAI-style ``{"error": {...}}`` body."""
+
+    status: int = 500
+    message: str = "injected error"
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Wait ``seconds`` (or until the server stops), then answer with the next entry."""
+
+    seconds: float
+
+
+ReplyFunc: TypeAlias = Callable[[dict[str, Any]], Reply | Error]
+"""A reply computed from the parsed request body."""
+ScriptEntry: TypeAlias = Reply | Error | Hang | ReplyFunc
+"""Anything :meth:`FakeOpenAIServer.script` accepts."""
+
+
+def _error_type(status: int) -> tuple[str, str | None]:
+    """The OpenAI ``error.type`` / ``error.code`` that go with an HTTP status."""
+    if status == 400:
+        return "invalid_request_error", None
+    if status == 401:
+        return "authentication_error", "invalid_api_key"
+    if status == 403:
+        return "permission_error", None
+    if status == 404:
+        return "not_found_error", None
+    if status == 429:
+        return "rate_limit_error", "rate_limit_exceeded"
+    if status >= 500:
+        return "server_error", None
+    return "invalid_request_error", None
+
+
+def _split(text: str, pieces: int) -> list[str]:
+    """Split ``text`` into ``pieces`` consecutive parts (some may be empty if text is short)."""
+    if pieces <= 1:
+        return [text]
+    size = max(1, -(-len(text) // pieces))
+    parts = [text[i : i + size] for i in range(0, len(text), size)]
+    while len(parts) < pieces:
+        parts.append("")
+    return parts
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, fake: FakeOpenAIServer) -> None:
+        self.fake = fake
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (timeouts, cancelled streams) are expected; stay quiet about those.
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._drain_body()
+        if self._route() == "/v1/models":
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": FAKE_MODEL_ID, "object": "model", "owned_by": "fake"}],
+                },
+            )
+        else:
+            self._send_not_found()
+
+    def do_POST(self) -> None:
+        raw = self._drain_body()
+        if self._route() != "/v1/chat/completions":
+            self._send_not_found()
+            return
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self._send_error(Error(400, f"fake server: malformed JSON body: {exc}"))
+            return
+        if not isinstance(body, dict):
+            self._send_error(Error(400, "fake server: request body must be a JSON object"))
+            return
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        fake = self._fake()
+        fake._record(body, headers)
+        answer = fake._answer_for(body)
+        if isinstance(answer, Error):
+            self._send_error(answer)
+        elif body.get("stream"):
+            self._send_stream(fake, answer, body, len(raw))
+        else:
+            self._send_json(200, fake._completion(answer, body, len(raw)))
+
+    def do_PUT(self) -> None:
+        self._drain_body()
+        self._send_not_found()
+
+    def do_DELETE(self) -> None:
+        self._drain_body()
+        self._send_not_found()
+
+    def do_PATCH(self) -> None:
+        self._drain_body()
+        self._send_not_found()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _fake(self) -> FakeOpenAIServer:
+        server = self.server
+        assert isinstance(server, _HTTPServer)
+        return server.fake
+
+    def _route(self) -> str:
+        path = self.path.split("?", 1)[0]
+        return path.rstrip("/") or "/"
+
+    def _drain_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send_json(
+        self, status: int, payload: object, extra_headers: Mapping[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (extra_headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_error(self, error: Error) -> None:
+        err_type, code = _error_type(error.status)
+        headers: dict[str, str] = {}
+        if error.retry_after is not None:
+            seconds = error.retry_after
+            headers["Retry-After"] = (
+                str(int(seconds)) if float(seconds).is_integer() else str(seconds)
+            )
+        payload = {
+            "error": {"message": error.message, "type": err_type, "param": None, "code": code}
+        }
+        self._send_json(error.status, payload, headers)
+
+    def _send_not_found(self) -> None:
+        self._send_error(Error(404, f"fake server: unknown endpoint {self.command} {self.path}"))
+
+    def _send_stream(
+        self, fake: FakeOpenAIServer, reply: Reply, body: dict[str, Any], body_len: int
+    ) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in fake._stream_events(reply, body, body_len):
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat-completions server on ``127.0.0.1:<random port>``.
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop`. Everything a test reads
+    (:attr:`requests`, :attr:`request_headers`) is appended under a lock, in arrival order;
+    header names in :attr:`request_headers` are lower-cased.
+    """
+
+    def __init__(self, *, default_reply: Reply | Error | ReplyFunc | None = None) -> None:
+        self.default_reply: Reply | Error | ReplyFunc | None = default_reply
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self._queue: deque[ScriptEntry] = deque()
+        self._cond = threading.Condition()
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            raise RuntimeError("FakeOpenAIServer already started")
+        self._stopping.clear()
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-openai-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; wakes any handler stuck in a :class:`Hang`. Idempotent."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAIServer is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def script(self, *entries: ScriptEntry) -> None:
+        """Queue replies; each chat-completions request consumes the oldest one."""
+        with self._cond:
+            self._queue.extend(entries)
+
+    @property
+    def remaining(self) -> int:
+        """How many script entries have not been consumed yet."""
+        with self._cond:
+            return len(self._queue)
+
+    def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Block until at least ``n`` chat requests arrived; return a copy of them.
+
+        Raises :class:`TimeoutError` if they do not arrive within ``timeout`` seconds.
+        """
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.requests) >= n, timeout=timeout):
+                raise TimeoutError(
+                    f"fake server: expected {n} request(s) within {timeout}s, "
+                    f"got {len(self.requests)}"
+                )
+            return list(self.requests)
+
+    # -- internals used by the handler -------------------------------------------------------
+
+    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+        with self._cond:
+            self.requests.append(body)
+            self.request_headers.append(headers)
+            self._cond.notify_all()
+
+    def _pop(self) -> ScriptEntry | None:
+        with self._cond:
+            if self._queue:
+                return self._queue.popleft()
+            return self.default_reply
+
+    def _answer_for(self, body: dict[str, Any]) -> Reply | Error:
+        while True:
+            entry = self._pop()
+            if entry is None:
+                return Error(500, EXHAUSTED_MESSAGE)
+            if isinstance(entry, Hang):
+                if self._stopping.wait(entry.seconds):
+                    return Error(503, "fake server: stopped while hanging")
+                continue
+            if isinstance(entry, Reply | Error):
+                return entry
+            try:
+                result = entry(body)
+            except Exception as exc:
+                return Error(500, f"fake server: reply function raised {exc!r}")
+            if isinstance(result, Reply | Error):  # pyright: ignore[reportUnnecessaryIsInstance]
+                return result
+            return Error(500, f"fake server: reply function returned {result!r}")
+
+    def _next_id(self, prefix: str) -> str:
+        return f"{prefix}{next(self._ids)}"
+
+    def _tool_ids(self, reply: Reply) -> list[str]:
+        return [call.id or self._next_id("call_") for call in reply.tool_calls]
+
+    @staticmethod
+    def _usage(reply: Reply, body_len: int) -> dict[str, int]:
+        if reply.usage is not None:
+            prompt, completion = reply.usage
+        else:
+            prompt = body_len // 4
+            out_len = len(reply.content or "") + sum(
+                len(call.name) + len(call.arguments_text()) for call in reply.tool_calls
+            )
+            completion = max(1, out_len // 4)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+    def _completion(self, reply: Reply, body: dict[str, Any], body_len: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_text()},
+                }
+                for call, call_id in zip(reply.tool_calls, self._tool_ids(reply), strict=True)
+            ]
+        return {
+            "id": self._next_id("chatcmpl-fake"),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or FAKE_MODEL_ID),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": reply.finish_reason,
+                    "logprobs": None,
+                }
+            ],
+            "usage": self._usage(reply, body_len),
+        }
+
+    def _stream_events(self, reply: Reply, body: dict[str, Any], body_len: int) -> Iterator[str]:
+        """The ``data:`` payloads of a streamed answer, ``[DONE]`` last."""
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        base: dict[str, Any] = {
+            "id": self._next_id("chatcmpl-fake"),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": str(body.get("model") or FAKE_MODEL_ID),
+        }
+        if include_usage:
+            base["usage"] = None
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+            return json.dumps({**base, "choices": [choice]})
+
+        yield chunk({"role": "assistant", "content": "" if reply.content else None})
+        if reply.content:
+            for piece in _split(reply.content, min(3, len(reply.content))):
+                yield chunk({"content": piece})
+        for index, (call, call_id) in enumerate(
+            zip(reply.tool_calls, self._tool_ids(reply), strict=True)
+        ):
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            args = call.arguments_text()
+            for piece in _split(args, max(2, min(3, len(args)))):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        yield chunk({}, reply.finish_reason)
+        if include_usage:
+            yield json.dumps({**base, "choices": [], "usage": self._usage(reply, body_len)})
+        yield "[DONE]"
