@@ -1,0 +1,3 @@
+from agent_lsp.cli import main
+
+raise SystemExit(main())

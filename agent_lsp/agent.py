@@ -1,0 +1,135 @@
+"""The agent loop: prompt + tools + loop, until the tests pass or the budget ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from agent_lsp.errors import ModelError
+from agent_lsp.messages import (
+    AgentEvent,
+    ChatMessage,
+    EventKind,
+    ModelReply,
+    TaskOutcome,
+    TaskStatus,
+    ToolCall,
+    Usage,
+)
+from agent_lsp.prompt import build_messages
+from agent_lsp.seams import EditorChannel, Model
+from agent_lsp.task import Task
+from agent_lsp.tools import ToolBox
+from agent_lsp.verify import Verifier, format_report
+from agent_lsp.workspace import Workspace
+
+
+class Agent:
+    """One task's loop. Stops: done (tests pass), max steps, model error, cancellation."""
+
+    def __init__(
+        self,
+        model: Model,
+        toolbox: ToolBox,
+        workspace: Workspace,
+        channel: EditorChannel,
+        verifier: Verifier | None,
+        profile: str,
+        max_steps: int,
+    ) -> None:
+        self.model = model
+        self.toolbox = toolbox
+        self.workspace = workspace
+        self.channel = channel
+        self.verifier = verifier
+        self.profile = profile
+        self.max_steps = max_steps
+        self.usage = Usage()
+        self.messages: list[ChatMessage] = []
+
+    async def run(self, task: Task) -> TaskOutcome:
+        self.messages = build_messages(task, self.workspace, self.profile)
+        await self._emit(EventKind.STARTED, f"started: {task.title()}")
+        step = 0
+        try:
+            while step < self.max_steps:
+                step += 1
+                await self._emit(EventKind.THINKING, "asking the model", step)
+                reply = await self._ask_model()
+                if reply.tool_calls:
+                    await self._run_tools(reply.tool_calls, step)
+                    continue
+                done, feedback = await self._check_done(step)
+                if done:
+                    return self._outcome(TaskStatus.COMPLETED, reply.content or "done", step, "done")
+                self.messages.append(ChatMessage(role="user", content=feedback))
+        except ModelError as exc:
+            return self._outcome(TaskStatus.ERROR, f"model error: {exc}", step, "model error")
+        except asyncio.CancelledError:
+            await self._emit(EventKind.FINISHED, "cancelled", step)
+            raise
+        return self._outcome(
+            TaskStatus.FAILED,
+            f"stopped after {self.max_steps} steps without passing tests",
+            step,
+            "max steps",
+        )
+
+    async def _ask_model(self) -> ModelReply:
+        reply = await self.model.complete(self.messages, self.toolbox.specs())
+        self.usage = Usage(
+            prompt_tokens=self.usage.prompt_tokens + reply.usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + reply.usage.completion_tokens,
+        )
+        self.messages.append(
+            ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls)
+        )
+        if reply.content and reply.tool_calls:
+            await self._emit(EventKind.MESSAGE, reply.content)
+        return reply
+
+    async def _run_tools(self, calls: Sequence[ToolCall], step: int) -> None:
+        for call in calls:
+            await self._emit(
+                EventKind.TOOL_CALL, f"{call.name} {call.arguments[:120]}", step, tool=call.name
+            )
+            result = await self.toolbox.call(call)
+            summary = result.error or (result.output.splitlines()[0] if result.output else "")
+            await self._emit(
+                EventKind.TOOL_RESULT,
+                f"{call.name}: {result.status.value}{': ' + summary if summary else ''}",
+                step,
+                tool=call.name,
+                status=result.status.value,
+            )
+            self.messages.append(
+                ChatMessage(role="tool", tool_call_id=call.id, content=result.for_model())
+            )
+
+    async def _check_done(self, step: int) -> tuple[bool, str]:
+        """Done is decided by the tests, not by the model's word."""
+        if self.verifier is None or self.verifier.passed_since(self.workspace):
+            return True, ""
+        await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
+        report = await self.verifier.run(self.workspace)
+        await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
+        if report.ok:
+            return True, ""
+        return False, (
+            "The task is not done: the test suite does not pass on the current text.\n"
+            + format_report(report)
+            + "\nKeep working until the tests pass."
+        )
+
+    def _outcome(self, status: TaskStatus, summary: str, step: int, reason: str) -> TaskOutcome:
+        return TaskOutcome(
+            status=status,
+            summary=summary.strip(),
+            steps=step,
+            stop_reason=reason,
+            usage=self.usage,
+            changed_files=list(self.workspace.changed_files),
+        )
+
+    async def _emit(self, kind: EventKind, message: str, step: int = 0, **data: object) -> None:
+        await self.channel.report(AgentEvent(kind=kind, message=message, step=step, data=data))

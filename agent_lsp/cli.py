@@ -1,0 +1,76 @@
+"""`agent-lsp serve | run | demo | test | doctor` — the same core, in an editor or headless."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_lsp import __version__
+
+EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-lsp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"agent-lsp {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1")
+
+    run = sub.add_parser("run", help="run a task headless; exit 0 only if it was completed")
+    run.add_argument("task", help="what to do, in plain words")
+    _project_args(run)
+    run.add_argument("--max-steps", type=int, help="override maxSteps")
+
+    demo = sub.add_parser("demo", help="fix a bundled sample project (scripted model, no API key)")
+    demo.add_argument("--live", action="store_true", help="use the configured model instead")
+    demo.add_argument("--dir", type=Path, help="copy the sample here instead of a temp folder")
+
+    test = sub.add_parser("test", help="run the project's tests through the adapter")
+    _project_args(test)
+    test.add_argument("targets", nargs="*", help="test ids or paths (default: all)")
+
+    doctor = sub.add_parser("doctor", help="show settings, toolchain and model endpoint status")
+    _project_args(doctor)
+    return parser
+
+
+def _project_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+    )
+    if args.command == "serve":
+        from agent_lsp.lsp import create_server
+
+        server = create_server()
+        if args.tcp:
+            server.start_tcp(args.host, args.tcp)
+        else:
+            server.start_io()
+        return EXIT_OK
+
+    from agent_lsp import commands
+
+    if args.command == "run":
+        return asyncio.run(commands.run(args.root, args.task, max_steps=args.max_steps))
+    if args.command == "demo":
+        return asyncio.run(commands.demo(live=args.live, dest=args.dir))
+    if args.command == "test":
+        return asyncio.run(commands.test(args.root, args.targets))
+    if args.command == "doctor":
+        return asyncio.run(commands.doctor(args.root))
+    return EXIT_USAGE

@@ -1,0 +1,108 @@
+"""The headless subcommands behind the CLI."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from adapters import PosixShell, describe_project, detect_toolchain
+from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.seams import Model
+from agent_lsp.session import Session
+from agent_lsp.settings import load_settings
+from agent_lsp.task import Task, TaskKind
+from agent_lsp.terminal import TerminalChannel
+from agent_lsp.verify import format_report
+from agent_lsp.workspace import Workspace
+
+EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def run(
+    root: Path, instruction: str, max_steps: int | None = None, model: Model | None = None
+) -> int:
+    if not root.is_dir():
+        _err(f"agent-lsp: {root} is not a folder")
+        return EXIT_USAGE
+    loaded = load_settings(root)
+    for warning in loaded.warnings:
+        _err(f"agent-lsp: warning: {warning}")
+    settings = loaded.settings
+    if max_steps is not None:
+        settings = settings.model_copy(update={"max_steps": max_steps})
+    session = Session(root, settings, model)
+    channel = TerminalChannel()
+    try:
+        outcome = await session.run_task(Task(kind=TaskKind.TASK, instruction=instruction), channel)
+    finally:
+        await session.aclose()
+    _print_outcome(outcome)
+    return EXIT_OK if outcome.status is TaskStatus.COMPLETED else EXIT_NOT_DONE
+
+
+def _print_outcome(outcome: TaskOutcome) -> None:
+    print(f"■ {outcome.status.value} after {outcome.steps} steps: {outcome.summary}", flush=True)
+    if outcome.changed_files:
+        print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
+    print(
+        f"  tokens: {outcome.usage.prompt_tokens} in, {outcome.usage.completion_tokens} out",
+        flush=True,
+    )
+
+
+async def demo(live: bool = False, dest: Path | None = None) -> int:
+    from agent_lsp.demo import TASK, copy_sample, demo_model
+
+    project = copy_sample(dest)
+    if live:
+        print(f"agent-lsp demo: sample project in {project}; using the configured model")
+        return await run(project, TASK)
+    print(f"agent-lsp demo: sample project copied to {project}")
+    print(
+        "agent-lsp demo: a SCRIPTED MODEL stands in for the LLM (fixed replies); the tools, "
+        "edits and pytest runs are real. Use --live to use your configured endpoint."
+    )
+    return await run(project, TASK, model=demo_model())
+
+
+async def test(root: Path, targets: Sequence[str]) -> int:
+    adapter = detect_toolchain(root)
+    if adapter is None:
+        _err(f"agent-lsp: {describe_project(root)}")
+        return EXIT_USAGE
+    report = await adapter.run(root, root, list(targets), shell=PosixShell(), timeout=600)
+    print(format_report(report), flush=True)
+    return EXIT_OK if report.ok else EXIT_NOT_DONE
+
+
+async def doctor(root: Path) -> int:
+    loaded = load_settings(root)
+    settings = loaded.settings
+    print(f"agent-lsp {__import__('agent_lsp').__version__}")
+    print(f"project: {root.resolve()}")
+    print(f"  {describe_project(root)}")
+    print(f"model: {settings.model.name} at {settings.model.base_url}")
+    print(f"  API key: {'set' if settings.model.api_key else 'not set'}")
+    for warning in loaded.warnings:
+        print(f"warning: {warning}")
+    status = EXIT_OK
+    try:
+        import openai
+
+        key = settings.model.api_key.get_secret_value() if settings.model.api_key else "no-key"
+        async with openai.AsyncOpenAI(
+            api_key=key, base_url=settings.model.base_url, timeout=10, max_retries=0
+        ) as client:
+            models = await client.models.list()
+            names = [m.id async for m in models][:10]
+        print(f"  endpoint reachable; models: {', '.join(names) or '(none listed)'}")
+    except Exception as exc:  # doctor reports, it does not crash
+        print(f"  endpoint NOT reachable: {exc}")
+        status = EXIT_NOT_DONE
+    _ = Workspace  # the same view the agent uses; kept for future checks
+    return status

@@ -1,0 +1,120 @@
+"""`LspEditorChannel`: the core's EditorChannel over LSP (buffers, applyEdit, progress, prompts)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
+
+from agent_lsp.errors import EditRejectedError
+from agent_lsp.fileio import atomic_write
+from agent_lsp.lsp.convert import uri_to_path
+from agent_lsp.lsp.textedit import minimal_edit
+from agent_lsp.messages import AgentEvent
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+    from pygls.workspace import TextDocument
+
+log = logging.getLogger(__name__)
+
+
+class LspEditorChannel:
+    def __init__(
+        self,
+        server: LanguageServer,
+        edit_timeout: float,
+        on_event: Callable[[AgentEvent], None],
+    ) -> None:
+        self.server = server
+        self.edit_timeout = edit_timeout
+        self.on_event = on_event
+
+    def _open_documents(self) -> dict[Path, TextDocument]:
+        docs: dict[Path, TextDocument] = {}
+        for uri, doc in self.server.workspace.text_documents.items():
+            path = uri_to_path(uri)
+            if path is not None:
+                docs[path.resolve()] = doc
+        return docs
+
+    def buffers(self) -> Mapping[Path, str]:
+        return {path: doc.source for path, doc in self._open_documents().items()}
+
+    async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        doc = self._open_documents().get(path.resolve())
+        if doc is None:
+            await asyncio.to_thread(atomic_write, path, new_text)
+            return
+        old_text, version = doc.source, doc.version
+        edit = minimal_edit(old_text, new_text, doc.position_codec.client_num_units)
+        if edit is None:
+            return
+        result = await self._send_edit(self._workspace_edit(doc.uri, version, edit), label)
+        if not result.applied:
+            reason = result.failure_reason or "no reason given"
+            raise EditRejectedError(f"the editor rejected the edit to {path.name}: {reason}")
+        await self._wait_for_text(doc.uri, new_text)
+
+    def _workspace_edit(self, uri: str, version: int | None, edit: t.TextEdit) -> t.WorkspaceEdit:
+        caps = self.server.client_capabilities.workspace
+        edit_caps = caps.workspace_edit if caps else None
+        if edit_caps and edit_caps.document_changes:
+            return t.WorkspaceEdit(
+                document_changes=[
+                    t.TextDocumentEdit(
+                        text_document=t.OptionalVersionedTextDocumentIdentifier(
+                            uri=uri, version=version
+                        ),
+                        edits=[edit],
+                    )
+                ]
+            )
+        return t.WorkspaceEdit(changes={uri: [edit]})
+
+    async def _send_edit(self, edit: t.WorkspaceEdit, label: str) -> t.ApplyWorkspaceEditResult:
+        params = t.ApplyWorkspaceEditParams(edit=edit, label=label)
+        future = asyncio.ensure_future(self.server.workspace_apply_edit_async(params))
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.edit_timeout)
+        except TimeoutError:
+            raise EditRejectedError(
+                f"the editor did not answer the edit within {self.edit_timeout:.0f} s"
+            ) from None
+        except JsonRpcException as exc:
+            raise EditRejectedError(f"the editor refused the edit: {exc}") from exc
+
+    async def _wait_for_text(self, uri: str, expected: str) -> None:
+        """Clients send didChange after applying (Eglot ~0.5 s later): wait for the new text."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.edit_timeout
+        while loop.time() < deadline:
+            doc = self.server.workspace.text_documents.get(uri)
+            if doc is None or doc.source == expected:
+                return
+            await asyncio.sleep(0.02)
+        log.warning("edit to %s applied but its didChange did not arrive in time", uri)
+
+    async def report(self, event: AgentEvent) -> None:
+        self.on_event(event)
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        caps = self.server.client_capabilities.window
+        if caps is None or caps.show_message is None:
+            return None
+        params = t.ShowMessageRequestParams(
+            type=t.MessageType.Info,
+            message=question,
+            actions=[t.MessageActionItem(title=o) for o in options],
+        )
+        future = asyncio.ensure_future(self.server.window_show_message_request_async(params))
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(future), 120)
+        except (TimeoutError, JsonRpcException):
+            return None
+        return answer.title if answer is not None and answer.title in options else None

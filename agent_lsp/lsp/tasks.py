@@ -1,0 +1,117 @@
+"""Runs agent tasks in the background with work-done progress and a final message."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as t
+
+from agent_lsp.errors import TaskBusyError
+from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
+from agent_lsp.session import Session
+from agent_lsp.task import Task
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+_MESSAGE_TYPE = {
+    TaskStatus.COMPLETED: t.MessageType.Info,
+    TaskStatus.FAILED: t.MessageType.Warning,
+    TaskStatus.CANCELLED: t.MessageType.Info,
+    TaskStatus.ERROR: t.MessageType.Error,
+}
+
+
+class TaskManager:
+    """One agent task at a time per server; commands return at once with its id."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.running: tuple[str, asyncio.Task[None]] | None = None
+        self.outcomes: dict[str, TaskOutcome] = {}
+
+    @property
+    def running_id(self) -> str | None:
+        return self.running[0] if self.running else None
+
+    def start(self, task: Task, session: Session) -> str:
+        if self.running is not None:
+            raise TaskBusyError(
+                f"an agent task is already running ({self.running[0]}); cancel it first"
+            )
+        task_id = uuid.uuid4().hex[:8]
+        job = asyncio.get_running_loop().create_task(self._run(task_id, task, session))
+        self.running = (task_id, job)
+        return task_id
+
+    def cancel(self, task_id: str | None = None) -> bool:
+        if self.running is None or (task_id and task_id != self.running[0]):
+            return False
+        self.running[1].cancel()
+        return True
+
+    async def _run(self, task_id: str, task: Task, session: Session) -> None:
+        token = await self._begin_progress(task, task_id)
+        channel = LspEditorChannel(
+            self.server, session.settings.edit_timeout, lambda e: self._on_event(token, e)
+        )
+        try:
+            outcome = await session.run_task(task, channel)
+        except asyncio.CancelledError:
+            outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
+        except Exception as exc:  # reported to the user; the server stays up
+            log.exception("agent task %s crashed", task_id)
+            outcome = TaskOutcome(status=TaskStatus.ERROR, summary=f"internal error: {exc!r}")
+        finally:
+            self.running = None
+        self.outcomes[task_id] = outcome
+        self._finish(token, task_id, outcome)
+
+    async def _begin_progress(self, task: Task, task_id: str) -> str | None:
+        window = self.server.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return None
+        token = f"agent-lsp/{task_id}/{uuid.uuid4().hex[:6]}"
+        progress = self.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), 5)
+        except Exception as exc:  # a client that fails this still gets messages
+            log.warning("work-done progress unavailable: %s", exc)
+            return None
+        progress.begin(
+            token, t.WorkDoneProgressBegin(title="agent-lsp", message=task.title(), cancellable=True)
+        )
+        job = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        progress.tokens[token].add_done_callback(
+            lambda fut: loop.call_soon_threadsafe(job.cancel) if fut.cancelled() and job else None
+        )
+        return token
+
+    def _on_event(self, token: str | None, event: AgentEvent) -> None:
+        self.server.window_log_message(
+            t.LogMessageParams(type=t.MessageType.Log, message=f"agent-lsp: {event.message}")
+        )
+        if token is not None and event.kind is not EventKind.FINISHED:
+            self.server.work_done_progress.report(
+                token, t.WorkDoneProgressReport(message=event.message[:200])
+            )
+
+    def _finish(self, token: str | None, task_id: str, outcome: TaskOutcome) -> None:
+        text = f"agent-lsp: {outcome.status.value}: {outcome.summary}"
+        if outcome.changed_files:
+            text += f" (changed: {', '.join(outcome.changed_files)})"
+        if token is not None:
+            self.server.work_done_progress.end(
+                token, t.WorkDoneProgressEnd(message=f"{outcome.status.value}")
+            )
+        self.server.window_show_message(
+            t.ShowMessageParams(type=_MESSAGE_TYPE[outcome.status], message=text)
+        )
+        log.info("task %s: %s", task_id, text)

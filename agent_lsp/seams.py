@@ -1,0 +1,50 @@
+"""The small protocols the core is written against. Implementations do not inherit from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from agent_lsp.messages import AgentEvent, ChatMessage, ModelReply, ToolResult, ToolSpec
+
+
+class Model(Protocol):
+    """A chat model with tool calling."""
+
+    async def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
+        """Return the model's next reply; raise `ModelError` when the endpoint fails."""
+        ...
+
+
+class EditorChannel(Protocol):
+    """How the core meets the user: the editor over LSP, or a terminal."""
+
+    def buffers(self) -> Mapping[Path, str]:
+        """The text of every open buffer (unsaved edits included), by absolute path."""
+        ...
+
+    async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        """Replace the whole text of `path` (buffer if open, else file); raise `EditRejectedError`."""
+        ...
+
+    async def report(self, event: AgentEvent) -> None:
+        """Show progress / log an event."""
+        ...
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        """Ask the user to choose one of `options`; None means no answer (treated as deny)."""
+        ...
+
+
+class Tool(Protocol):
+    """A model-facing tool: a name, a pydantic argument model whose schema the model sees, and run."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    read_only: bool
+
+    async def run(self, args: Any) -> ToolResult: ...

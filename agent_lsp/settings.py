@@ -1,0 +1,208 @@
+"""One settings tree: defaults, user file, project file, editor options, environment — merged once.
+
+Keys are camelCase on the wire (initializationOptions, workspace/configuration, TOML); snake_case is
+accepted too. API keys only ever come from the environment or the user's own config file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.alias_generators import to_camel
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", validate_default=True
+    )
+
+
+class ModelSettings(_Section):
+    base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="OpenAI-compatible endpoint (OpenAI, DeepSeek, Ollama, vLLM, llama.cpp ...).",
+    )
+    name: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
+    api_key: SecretStr | None = Field(
+        None,
+        description="API key. Only read from the environment or the user config file, never "
+        "from a project or the editor.",
+        exclude=True,
+    )
+    timeout: float = Field(120.0, gt=0, description="Seconds to wait for one model call.")
+    max_retries: int = Field(
+        2, ge=0, le=10, description="Retries on 429, 5xx and timeouts (Retry-After is respected)."
+    )
+    stream: bool = Field(True, description="Stream replies, so that cancelling a task is prompt.")
+    temperature: float | None = Field(0.0, description="Sampling temperature; null = endpoint default.")
+
+
+class ApplyMode(str, Enum):
+    DIRECT = "direct"
+    REVIEW = "review"
+
+
+class PermissionLevel(str, Enum):
+    L0 = "L0"
+    L1 = "L1"
+    L2 = "L2"
+    L3 = "L3"
+
+
+class SuggestionSettings(_Section):
+    enabled: bool = Field(False, description="Prepare fixes in the background for new diagnostics.")
+
+
+class TestSettings(_Section):
+    run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
+    timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
+
+
+class Settings(_Section):
+    """Every agent-lsp setting (camelCase keys on the wire)."""
+
+    model: ModelSettings = Field(default_factory=lambda: ModelSettings.model_validate({}))
+    apply_mode: ApplyMode = Field(
+        ApplyMode.DIRECT, description="`direct` edits the buffer; `review` proposes first."
+    )
+    permission_level: PermissionLevel = Field(
+        PermissionLevel.L2, description="L0 read-only … L3 full-auto with an allowlist (CI)."
+    )
+    max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
+    tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
+    edit_timeout: float = Field(
+        10.0, gt=0, description="Seconds to wait for the editor to accept an edit."
+    )
+    suggestions: SuggestionSettings = Field(
+        default_factory=lambda: SuggestionSettings.model_validate({})
+    )
+    tests: TestSettings = Field(default_factory=lambda: TestSettings.model_validate({}))
+
+
+USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
+PROJECT_CONFIG = Path(".agent-lsp/config.toml")
+# Keys a repository's own config may not set until the workspace is trusted: they would widen
+# permissions or send the user's API key to another endpoint.
+_PROJECT_FORBIDDEN = (("model", "baseUrl"), ("model", "apiKey"), ("permissionLevel",))
+_EDITOR_FORBIDDEN = (("model", "apiKey"),)
+
+
+def _camel(data: Any) -> Any:
+    if isinstance(data, Mapping):
+        return {to_camel(str(k)) if "_" in str(k) else str(k): _camel(v) for k, v in data.items()}
+    return data
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(base)
+    for key, value in top.items():
+        old = merged.get(key)
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            merged[key] = deep_merge(old, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
+    model: dict[str, Any] = {}
+    base_url = environ.get("AGENT_LSP_BASE_URL") or environ.get("OPENAI_BASE_URL")
+    if base_url:
+        model["baseUrl"] = base_url
+    if name := environ.get("AGENT_LSP_MODEL"):
+        model["name"] = name
+    key = environ.get("AGENT_LSP_API_KEY") or environ.get("OPENAI_API_KEY")
+    if key:
+        model["apiKey"] = key
+    return {"model": model} if model else {}
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return _camel(tomllib.load(fh))
+
+
+def _pop(layer: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+    node: Any = layer
+    for key in path[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, dict) and path[-1] in node:
+        del node[path[-1]]
+        return True
+    return False
+
+
+def _strip(layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str) -> None:
+    for path in keys:
+        if _pop(layer, path):
+            warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
+
+
+class LoadedSettings(BaseModel):
+    settings: Settings
+    warnings: list[str]
+
+
+def load_settings(
+    root: Path | None,
+    editor_options: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_config: Path | None = None,
+) -> LoadedSettings:
+    """Merge every source in precedence order; invalid layers are reported and skipped."""
+    warnings: list[str] = []
+    environ = os.environ if environ is None else environ
+    layers: list[tuple[str, dict[str, Any]]] = []
+    user_path = (user_config or USER_CONFIG).expanduser()
+    for src, path in (("user config", user_path), ("project config", root and root / PROJECT_CONFIG)):
+        if path is None:
+            continue
+        try:
+            layer = read_toml(path)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            warnings.append(f"{src} {path}: {exc}")
+            continue
+        if src == "project config":
+            _strip(layer, _PROJECT_FORBIDDEN, warnings, f"{src} {path}")
+        layers.append((f"{src} {path}", layer))
+    if editor_options:
+        editor = _camel(dict(editor_options))
+        _strip(editor, _EDITOR_FORBIDDEN, warnings, "editor settings")
+        layers.append(("editor settings", editor))
+    layers.append(("environment", env_layer(environ)))
+
+    merged: dict[str, Any] = {}
+    for src, layer in layers:
+        merged = _merge_valid(merged, layer, src, warnings)
+    return LoadedSettings(settings=Settings.model_validate(merged), warnings=warnings)
+
+
+def _merge_valid(
+    merged: dict[str, Any], layer: dict[str, Any], src: str, warnings: list[str]
+) -> dict[str, Any]:
+    """Merge `layer` on top, dropping (and reporting) only the values that do not validate."""
+    for _ in range(20):
+        candidate = deep_merge(merged, layer)
+        try:
+            Settings.model_validate(candidate)
+        except ValidationError as exc:
+            warnings.append(f"{src}: invalid settings ignored: {_brief(exc)}")
+            if not any(_pop(layer, tuple(err["loc"])) for err in exc.errors()):
+                return merged
+            continue
+        return candidate
+    return merged
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
+    )

@@ -1,0 +1,36 @@
+"""What the user asked for."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel
+
+
+class TaskKind(str, Enum):
+    FIX = "fix"
+    TASK = "task"
+
+
+class DiagnosticInfo(BaseModel):
+    """An editor diagnostic, LSP-free: 0-based line/character as in LSP."""
+
+    message: str
+    line: int
+    character: int = 0
+    end_line: int | None = None
+    source: str | None = None
+    code: str | None = None
+    severity: str | None = None
+
+
+class Task(BaseModel):
+    kind: TaskKind
+    instruction: str
+    path: str | None = None
+    diagnostic: DiagnosticInfo | None = None
+
+    def title(self) -> str:
+        if self.kind is TaskKind.FIX and self.diagnostic is not None:
+            return f"fix: {self.diagnostic.message.splitlines()[0][:60]}"
+        return self.instruction.splitlines()[0][:60] if self.instruction else "task"

@@ -1,0 +1,61 @@
+"""Dispatches the model's tool calls: bad calls become error results the model can read."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from agent_lsp.errors import AgentLspError
+from agent_lsp.messages import ToolCall, ToolResult, ToolSpec
+from agent_lsp.seams import Tool
+
+log = logging.getLogger(__name__)
+
+
+class ToolBox:
+    def __init__(self, tools: Sequence[Tool], timeout: float, slow_timeout: float) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.timeout = timeout
+        self.slow_timeout = slow_timeout
+
+    def specs(self) -> list[ToolSpec]:
+        return [
+            ToolSpec(
+                name=t.name, description=t.description, parameters=t.args_model.model_json_schema()
+            )
+            for t in self.tools.values()
+        ]
+
+    async def call(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolResult.fail(
+                f"unknown tool {call.name!r}; available: {', '.join(sorted(self.tools))}"
+            )
+        try:
+            raw = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult.fail(f"arguments for {call.name} are not valid JSON: {exc}")
+        try:
+            args = tool.args_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            return ToolResult.fail(f"invalid arguments for {call.name}: {problems}")
+        limit = self.slow_timeout if call.name == "run_tests" else self.timeout
+        try:
+            return await asyncio.wait_for(tool.run(args), limit)
+        except TimeoutError:
+            return ToolResult.fail(f"{call.name} timed out after {limit:.0f} s")
+        except AgentLspError as exc:
+            return ToolResult.fail(str(exc))
+        except OSError as exc:
+            return ToolResult.fail(f"{call.name}: {exc}")
+        except Exception as exc:  # a failing tool is reported, never fatal
+            log.exception("tool %s crashed", call.name)
+            return ToolResult.fail(f"internal error in {call.name}: {exc!r}")

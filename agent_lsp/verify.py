@@ -1,0 +1,80 @@
+"""Runs the project's tests against exactly the text the editor holds (via a shadow copy)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
+from agent_lsp.workspace import Workspace
+
+
+class Verifier:
+    """Owns the shadow workspace of one project and the last test report."""
+
+    def __init__(
+        self, root: Path, adapter: ToolchainAdapter, shell: Shell, timeout: float
+    ) -> None:
+        self.root = root
+        self.adapter = adapter
+        self.shell = shell
+        self.timeout = timeout
+        self._shadow_dir = Path(tempfile.mkdtemp(prefix="agent-lsp-shadow-"))
+        self._shadow = ShadowWorkspace(root, self._shadow_dir)
+        self._lock = asyncio.Lock()
+        self.last_report: TestReport | None = None
+        self.last_report_edit_count = -1
+
+    async def run(self, workspace: Workspace, targets: Sequence[str] = ()) -> TestReport:
+        async with self._lock:
+            edit_count = workspace.edit_count
+            overlays = workspace.overlays()
+            run_root = await asyncio.to_thread(self._shadow.sync, overlays)
+            report = await self.adapter.run(
+                self.root, run_root, list(targets), shell=self.shell, timeout=self.timeout
+            )
+            if not targets:
+                self.last_report = report
+                self.last_report_edit_count = edit_count
+            return report
+
+    def passed_since(self, workspace: Workspace) -> bool:
+        """Whether a full run passed on the current text (no edit since)."""
+        report = self.last_report
+        return (
+            report is not None
+            and report.ok
+            and self.last_report_edit_count == workspace.edit_count
+        )
+
+    def close(self) -> None:
+        shutil.rmtree(self._shadow_dir, ignore_errors=True)
+
+
+def format_report(report: TestReport, limit: int = 8) -> str:
+    """The report as the model and the user read it: summary, then each failure."""
+    lines = [f"{report.runner}: {report.summary()}"]
+    for failure in report.failures[:limit]:
+        where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
+        lines.append(f"FAILED {failure.test_id} at {where or '?'}: {failure.message}")
+        if failure.output:
+            lines.append(_indent(_tail(failure.output, 40)))
+    if len(report.failures) > limit:
+        lines.append(f"... and {len(report.failures) - limit} more failures")
+    if not report.failures and not report.ok and report.output:
+        lines.append(_indent(_tail(report.output, 60)))
+    return "\n".join(lines)
+
+
+def _tail(text: str, n: int) -> str:
+    rows = text.rstrip().splitlines()
+    if len(rows) <= n:
+        return "\n".join(rows)
+    return "\n".join([f"[... {len(rows) - n} lines omitted ...]", *rows[-n:]])
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + row for row in text.splitlines())

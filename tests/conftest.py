@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.demo import copy_sample
+from tests.fakes.openai_server import FakeOpenAIServer
+
+BUG = "    return sum(values) / (len(values) + 1)\n"
+FIX = "    return sum(values) / len(values)\n"
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A tiny Python project with one failing test (average() divides by n + 1)."""
+    return copy_sample(tmp_path / "calc")
+
+
+@pytest.fixture
+def server_env(fake_openai: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
+    """Environment for an agent-lsp subprocess talking to the fake model."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "AGENT_LSP_", "PYTEST_"))
+    }
+    env.update(
+        HOME=str(home),
+        AGENT_LSP_BASE_URL=fake_openai.base_url,
+        AGENT_LSP_API_KEY="test-key",
+        AGENT_LSP_MODEL="fake-model",
+    )
+    return env
+
+
+def which_or_skip(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is required in CI but not installed")
+        pytest.skip(f"{name} not installed")
+    return path

@@ -1,0 +1,130 @@
+"""A pytest-lsp client that behaves like an editor: holds buffers, applies server edits,
+sends didChange, and records what the server showed."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Union
+
+from lsprotocol import types as t
+from lsprotocol.converters import get_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from tests.e2e.textops import apply_text_edits
+
+PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.7.0", "emacs": "emacs"}
+
+
+def _converter() -> Any:
+    conv = get_converter()
+
+    # lsprotocol's client-side hook reads any object with a "command" key as a Command, which
+    # mangles CodeActions that carry a nested command.
+    def hook(obj: dict[str, Any], _: object) -> t.Command | t.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return conv.structure(obj, t.Command)
+        return conv.structure(obj, t.CodeAction)
+
+    conv.register_structure_hook(Union[t.Command, t.CodeAction], hook)  # noqa: UP007
+    return conv
+
+
+class EditorClient(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__(converter_factory=_converter)
+        self.buffers: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.edits_received: list[t.ApplyWorkspaceEditParams] = []
+        self.edit_answer: Callable[[t.ApplyWorkspaceEditParams], t.ApplyWorkspaceEditResult] = (
+            self.apply
+        )
+
+    def open(self, path: Path, language: str = "python") -> str:
+        uri = path.as_uri()
+        text = path.read_text()
+        self.buffers[uri], self.versions[uri] = text, 1
+        self.text_document_did_open(
+            t.DidOpenTextDocumentParams(
+                text_document=t.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+            )
+        )
+        return uri
+
+    def apply(self, params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
+        edit = params.edit
+        per_uri: list[tuple[str, list[t.TextEdit]]] = []
+        for change in edit.document_changes or []:
+            assert isinstance(change, t.TextDocumentEdit)
+            if change.text_document.version not in (None, self.versions[change.text_document.uri]):
+                return t.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+            per_uri.append((change.text_document.uri, [e for e in change.edits
+                                                       if isinstance(e, t.TextEdit)]))
+        for uri, edits in (edit.changes or {}).items():
+            per_uri.append((uri, list(edits)))
+        for uri, edits in per_uri:
+            self.buffers[uri] = apply_text_edits(self.buffers[uri], edits)
+            self.versions[uri] += 1
+            self.text_document_did_change(
+                t.DidChangeTextDocumentParams(
+                    text_document=t.VersionedTextDocumentIdentifier(
+                        uri=uri, version=self.versions[uri]
+                    ),
+                    content_changes=[t.TextDocumentContentChangeWholeDocument(
+                        text=self.buffers[uri])],
+                )
+            )
+        return t.ApplyWorkspaceEditResult(applied=True)
+
+    async def wait_for_message(self, text: str, timeout: float = 60) -> t.ShowMessageParams:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            for message in self.messages:
+                if text in message.message:
+                    return message
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no message with {text!r}; got {[m.message for m in self.messages]}")
+
+
+def _make_client() -> EditorClient:
+    client = EditorClient()
+    register_lsp_features(client)
+
+    @client.feature(t.WORKSPACE_APPLY_EDIT)
+    def apply_edit(ls: EditorClient, params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
+        ls.edits_received.append(params)
+        return ls.edit_answer(params)
+
+    return client
+
+
+@asynccontextmanager
+async def editor_session(
+    profile: str, root: Path, env: dict[str, str], options: dict[str, Any] | None = None
+) -> AsyncIterator[EditorClient]:
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "agent_lsp", "serve"],
+        client_factory=_make_client,
+        server_env=env,
+    )
+    client = await config.start()
+    assert isinstance(client, EditorClient)
+    await client.initialize_session(
+        t.InitializeParams(
+            capabilities=client_capabilities(PROFILES[profile]),
+            client_info=t.ClientInfo(name=profile),
+            root_uri=root.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=options,
+        )
+    )
+    try:
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()

@@ -1,0 +1,164 @@
+"""End to end: agent-lsp as a subprocess, driven by an editor-like LSP client per profile."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as t
+
+from tests.conftest import BUG, FIX
+from tests.e2e.editor_client import EditorClient, editor_session
+from tests.fakes.openai_server import Error, FakeOpenAIServer, Hang, Reply
+from tests.scripts import SUMMARY, fix_average_script, tool_messages
+
+DIAGNOSTIC = t.Diagnostic(
+    range=t.Range(start=t.Position(line=9, character=4), end=t.Position(line=9, character=42)),
+    message="average([2, 4, 6]) returned 3.0, expected 4",
+    source="pytest",
+    severity=t.DiagnosticSeverity.Error,
+)
+
+
+async def ask_agent_to_fix(client: EditorClient, uri: str) -> dict[str, str]:
+    actions = await client.text_document_code_action_async(
+        t.CodeActionParams(
+            text_document=t.TextDocumentIdentifier(uri=uri),
+            range=DIAGNOSTIC.range,
+            context=t.CodeActionContext(diagnostics=[DIAGNOSTIC]),
+        )
+    )
+    assert actions is not None and len(actions) == 1
+    action = actions[0]
+    assert isinstance(action, t.CodeAction)
+    assert action.title == "Ask agent to fix: average([2, 4, 6]) returned 3.0, expected 4"
+    assert action.kind == t.CodeActionKind.QuickFix
+    assert action.command is not None and action.command.command == "agentLsp.fix"
+    result = await client.workspace_execute_command_async(
+        t.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments
+        )
+    )
+    assert isinstance(result, dict) and set(result) == {"taskId"}
+    return result
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim", "emacs"])
+async def test_ask_agent_to_fix_end_to_end(
+    profile: str, project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(*fix_average_script())
+    calc = project / "calc.py"
+    on_disk = calc.read_text()
+    async with editor_session(profile, project, server_env) as client:
+        uri = client.open(calc)
+        started = await ask_agent_to_fix(client, uri)
+        done = await client.wait_for_message("agent-lsp: completed")
+
+        # The edit the editor received: one minimal, versioned (where supported) change.
+        assert len(client.edits_received) == 1
+        params = client.edits_received[0]
+        assert params.label == "agent-lsp: edit calc.py"
+        supports_versions = profile != "neovim"  # Neovim 0.7 has no documentChanges
+        if supports_versions:
+            change = params.edit.document_changes[0]  # type: ignore[index]
+            assert isinstance(change, t.TextDocumentEdit)
+            assert change.text_document.version == 1
+            edits = change.edits
+        else:
+            assert params.edit.document_changes is None
+            edits = params.edit.changes[uri]  # type: ignore[index]
+        assert len(edits) == 1 and edits[0].new_text == FIX
+        assert edits[0].range.start == t.Position(line=9, character=0)
+        assert client.buffers[uri] == on_disk.replace(BUG, FIX)
+        assert calc.read_text() == on_disk  # unsaved in the editor, never written behind it
+
+        assert done.type == t.MessageType.Info
+        assert done.message == f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"
+        # The model saw the suite pass (on the buffer's text, while the disk still has the bug).
+        assert len(fake_openai.requests) == 4
+        assert "pytest: 2 passed, 0 failed" in tool_messages(fake_openai.requests[3])[2]
+
+        # Progress: begin, reports, end — for clients that advertise it.
+        reports = [v for values in client.progress_reports.values() for v in values]
+        assert isinstance(reports[0], t.WorkDoneProgressBegin)
+        assert reports[0].title == "agent-lsp" and reports[0].cancellable is True
+        assert any(isinstance(r, t.WorkDoneProgressReport) and "edit_file" in (r.message or "")
+                   for r in reports)
+        assert isinstance(reports[-1], t.WorkDoneProgressEnd)
+        assert reports[-1].message == "completed"
+        assert started["taskId"] in next(iter(client.progress_reports))
+
+
+async def test_model_error_is_shown_and_the_server_stays_up(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(Error(500, "upstream exploded"))
+    async with editor_session(
+        "vscode", project, server_env, {"model": {"maxRetries": 0}}
+    ) as client:
+        uri = client.open(project / "calc.py")
+        await ask_agent_to_fix(client, uri)
+        shown = await client.wait_for_message("agent-lsp: error")
+        assert shown.type == t.MessageType.Error
+        assert shown.message == (
+            "agent-lsp: error: model error: the model endpoint answered HTTP 500: upstream exploded"
+        )
+        # Still serving: a second request works, and a new task can start.
+        fake_openai.script(*fix_average_script())
+        await ask_agent_to_fix(client, uri)
+        await client.wait_for_message("agent-lsp: completed")
+
+
+async def test_rejected_edit_is_reported_and_nothing_is_lost(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(*fix_average_script()[:2], Reply("The editor refused."),
+                       Reply("Giving up."))
+    calc = project / "calc.py"
+    before = calc.read_text()
+    async with editor_session("emacs", project, server_env, {"maxSteps": 4}) as client:
+        client.edit_answer = lambda _: t.ApplyWorkspaceEditResult(
+            applied=False, failure_reason="user said no"
+        )
+        uri = client.open(calc)
+        await ask_agent_to_fix(client, uri)
+        shown = await client.wait_for_message("agent-lsp: failed")
+        assert shown.type == t.MessageType.Warning
+        assert "the editor rejected the edit to calc.py: user said no" in tool_messages(
+            fake_openai.requests[2]
+        )[1]
+        assert client.buffers[uri] == before and calc.read_text() == before
+
+
+async def test_cancel_stops_a_running_task(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(Hang(30), Reply("too late"))
+    async with editor_session("neovim", project, server_env) as client:
+        uri = client.open(project / "calc.py")
+        started = await ask_agent_to_fix(client, uri)
+        await asyncio.to_thread(fake_openai.wait_for_requests, 1)
+        busy = await client.workspace_execute_command_async(
+            t.ExecuteCommandParams(command="agentLsp.runTask", arguments=[{"task": "other"}])
+        )
+        assert isinstance(busy, dict) and "already running" in busy["error"]
+        actions = await client.text_document_code_action_async(
+            t.CodeActionParams(
+                text_document=t.TextDocumentIdentifier(uri=uri),
+                range=DIAGNOSTIC.range,
+                context=t.CodeActionContext(diagnostics=[]),
+            )
+        )
+        assert actions is not None
+        cancel = actions[-1]
+        assert isinstance(cancel, t.CodeAction) and cancel.title == "Cancel agent task"
+        assert cancel.command is not None
+        assert list(cancel.command.arguments or []) == [{"taskId": started["taskId"]}]
+        result = await client.workspace_execute_command_async(
+            t.ExecuteCommandParams(command="agentLsp.cancel", arguments=cancel.command.arguments)
+        )
+        assert result == {"cancelled": True}
+        shown = await asyncio.wait_for(client.wait_for_message("agent-lsp: cancelled"), 10)
+        assert shown.message == "agent-lsp: cancelled: cancelled"
