@@ -61,7 +61,9 @@ class Agent:
                     continue
                 done, feedback = await self._check_done(step)
                 if done:
-                    return self._outcome(TaskStatus.COMPLETED, reply.content or "done", step, "done")
+                    return self._outcome(
+                        TaskStatus.COMPLETED, reply.content or "done", step, "done"
+                    )
                 self.messages.append(ChatMessage(role="user", content=feedback))
         except ModelError as exc:
             return self._outcome(TaskStatus.ERROR, f"model error: {exc}", step, "model error")

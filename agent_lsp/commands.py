@@ -14,7 +14,6 @@ from agent_lsp.settings import load_settings
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.terminal import TerminalChannel
 from agent_lsp.verify import format_report
-from agent_lsp.workspace import Workspace
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 
@@ -26,7 +25,7 @@ def _err(text: str) -> None:
 async def run(
     root: Path, instruction: str, max_steps: int | None = None, model: Model | None = None
 ) -> int:
-    if not root.is_dir():
+    if not root.is_dir():  # noqa: ASYNC240 - one stat before anything starts
         _err(f"agent-lsp: {root} is not a folder")
         return EXIT_USAGE
     loaded = load_settings(root)
@@ -81,28 +80,27 @@ async def test(root: Path, targets: Sequence[str]) -> int:
 
 
 async def doctor(root: Path) -> int:
+    """Print what agent-lsp would use here, and whether the model endpoint answers."""
+    import openai
+
+    from agent_lsp import __version__
+
     loaded = load_settings(root)
-    settings = loaded.settings
-    print(f"agent-lsp {__import__('agent_lsp').__version__}")
-    print(f"project: {root.resolve()}")
-    print(f"  {describe_project(root)}")
-    print(f"model: {settings.model.name} at {settings.model.base_url}")
-    print(f"  API key: {'set' if settings.model.api_key else 'not set'}")
+    model = loaded.settings.model
+    print(f"agent-lsp {__version__}")
+    print(f"project: {root}\n  {describe_project(root)}")
+    print(f"model: {model.name} at {model.base_url}")
+    print(f"  API key: {'set' if model.api_key else 'not set'}")
     for warning in loaded.warnings:
         print(f"warning: {warning}")
-    status = EXIT_OK
+    key = model.api_key.get_secret_value() if model.api_key else "no-key"
     try:
-        import openai
-
-        key = settings.model.api_key.get_secret_value() if settings.model.api_key else "no-key"
         async with openai.AsyncOpenAI(
-            api_key=key, base_url=settings.model.base_url, timeout=10, max_retries=0
+            api_key=key, base_url=model.base_url, timeout=10, max_retries=0
         ) as client:
-            models = await client.models.list()
-            names = [m.id async for m in models][:10]
-        print(f"  endpoint reachable; models: {', '.join(names) or '(none listed)'}")
-    except Exception as exc:  # doctor reports, it does not crash
+            names = [m.id async for m in await client.models.list()][:10]
+    except openai.OpenAIError as exc:
         print(f"  endpoint NOT reachable: {exc}")
-        status = EXIT_NOT_DONE
-    _ = Workspace  # the same view the agent uses; kept for future checks
-    return status
+        return EXIT_NOT_DONE
+    print(f"  endpoint reachable; models: {', '.join(names) or '(none listed)'}")
+    return EXIT_OK

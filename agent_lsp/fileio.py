@@ -20,11 +20,11 @@ def atomic_write(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            Path(tmp).chmod(mode)
+        Path(tmp).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            Path(tmp).unlink()
         raise
 
 

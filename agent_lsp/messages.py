@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -71,7 +71,7 @@ class ToolSpec(BaseModel):
         }
 
 
-class ToolStatus(str, Enum):
+class ToolStatus(StrEnum):
     SUCCESS = "success"
     ERROR = "error"
     PARTIAL = "partial"
@@ -98,7 +98,7 @@ class ToolResult(BaseModel):
         return self.model_dump_json(exclude_defaults=False)
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     STARTED = "started"
     THINKING = "thinking"
     TOOL_CALL = "tool_call"
@@ -117,7 +117,7 @@ class AgentEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class TaskStatus(str, Enum):
+class TaskStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"

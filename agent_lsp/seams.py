@@ -14,7 +14,9 @@ from agent_lsp.messages import AgentEvent, ChatMessage, ModelReply, ToolResult, 
 class Model(Protocol):
     """A chat model with tool calling."""
 
-    async def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
         """Return the model's next reply; raise `ModelError` when the endpoint fails."""
         ...
 
@@ -27,7 +29,8 @@ class EditorChannel(Protocol):
         ...
 
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
-        """Replace the whole text of `path` (buffer if open, else file); raise `EditRejectedError`."""
+        """Replace the text of `path` (the buffer if open, else the file); or raise
+        `EditRejectedError`."""
         ...
 
     async def report(self, event: AgentEvent) -> None:
@@ -40,11 +43,16 @@ class EditorChannel(Protocol):
 
 
 class Tool(Protocol):
-    """A model-facing tool: a name, a pydantic argument model whose schema the model sees, and run."""
+    """A model-facing tool: a name, a pydantic argument model (its schema is what the model
+    sees) and `run`."""
 
-    name: str
-    description: str
-    args_model: type[BaseModel]
-    read_only: bool
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def args_model(self) -> type[BaseModel]: ...
+    @property
+    def read_only(self) -> bool: ...
 
     async def run(self, args: Any) -> ToolResult: ...

@@ -63,7 +63,11 @@ class Session:
     def make_agent(self, channel: EditorChannel) -> Agent:
         workspace = Workspace(self.root, channel)
         verifier = self.verifier
-        tools = [ReadFileTool(workspace), EditFileTool(workspace), RunTestsTool(workspace, verifier)]
+        tools = [
+            ReadFileTool(workspace),
+            EditFileTool(workspace),
+            RunTestsTool(workspace, verifier),
+        ]
         toolbox = ToolBox(
             tools, timeout=self.settings.tool_timeout, slow_timeout=self.settings.tests.timeout + 30
         )

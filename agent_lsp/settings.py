@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +40,17 @@ class ModelSettings(_Section):
         2, ge=0, le=10, description="Retries on 429, 5xx and timeouts (Retry-After is respected)."
     )
     stream: bool = Field(True, description="Stream replies, so that cancelling a task is prompt.")
-    temperature: float | None = Field(0.0, description="Sampling temperature; null = endpoint default.")
+    temperature: float | None = Field(
+        0.0, description="Sampling temperature; null = endpoint default."
+    )
 
 
-class ApplyMode(str, Enum):
+class ApplyMode(StrEnum):
     DIRECT = "direct"
     REVIEW = "review"
 
 
-class PermissionLevel(str, Enum):
+class PermissionLevel(StrEnum):
     L0 = "L0"
     L1 = "L1"
     L2 = "L2"
@@ -140,7 +142,9 @@ def _pop(layer: dict[str, Any], path: tuple[str | int, ...]) -> bool:
     return False
 
 
-def _strip(layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str) -> None:
+def _strip(
+    layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str
+) -> None:
     for path in keys:
         if _pop(layer, path):
             warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
@@ -162,7 +166,10 @@ def load_settings(
     environ = os.environ if environ is None else environ
     layers: list[tuple[str, dict[str, Any]]] = []
     user_path = (user_config or USER_CONFIG).expanduser()
-    for src, path in (("user config", user_path), ("project config", root and root / PROJECT_CONFIG)):
+    for src, path in (
+        ("user config", user_path),
+        ("project config", root and root / PROJECT_CONFIG),
+    ):
         if path is None:
             continue
         try:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel
 
 
-class TaskKind(str, Enum):
+class TaskKind(StrEnum):
     FIX = "fix"
     TASK = "task"
 

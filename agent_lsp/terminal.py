@@ -1,4 +1,4 @@
-"""`TerminalChannel`: the EditorChannel for `agent-lsp run` — disk files, printed steps, y/n prompts."""
+"""`TerminalChannel`: the EditorChannel of `agent-lsp run` — disk, printed steps, y/n prompts."""
 
 from __future__ import annotations
 

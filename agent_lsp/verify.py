@@ -15,9 +15,7 @@ from agent_lsp.workspace import Workspace
 class Verifier:
     """Owns the shadow workspace of one project and the last test report."""
 
-    def __init__(
-        self, root: Path, adapter: ToolchainAdapter, shell: Shell, timeout: float
-    ) -> None:
+    def __init__(self, root: Path, adapter: ToolchainAdapter, shell: Shell, timeout: float) -> None:
         self.root = root
         self.adapter = adapter
         self.shell = shell
@@ -45,9 +43,7 @@ class Verifier:
         """Whether a full run passed on the current text (no edit since)."""
         report = self.last_report
         return (
-            report is not None
-            and report.ok
-            and self.last_report_edit_count == workspace.edit_count
+            report is not None and report.ok and self.last_report_edit_count == workspace.edit_count
         )
 
     def close(self) -> None:

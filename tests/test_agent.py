@@ -1,4 +1,4 @@
-"""Component tests: the agent loop + the real openai client against the fake server + real pytest."""
+"""Component tests: the agent loop, the real openai client, the fake server and real pytest."""
 
 from __future__ import annotations
 
@@ -26,8 +26,16 @@ FIX_TASK = Task(
 
 def make_session(project: Path, base_url: str, **overrides: object) -> Session:
     settings = Settings.model_validate(
-        {"model": {"baseUrl": base_url, "name": "fake-model", "apiKey": "test-key",
-                   "maxRetries": 0, "timeout": 10}, **overrides}
+        {
+            "model": {
+                "baseUrl": base_url,
+                "name": "fake-model",
+                "apiKey": "test-key",
+                "maxRetries": 0,
+                "timeout": 10,
+            },
+            **overrides,
+        }
     )
     return Session(project, settings, OpenAICompatModel(settings.model))
 
@@ -58,7 +66,11 @@ async def test_fix_lands_in_the_buffer_and_tests_run_on_the_buffer_text(
     assert len(requests) == 4
     assert all(r.get("stream", False) is stream for r in requests)
     first = requests[0]
-    assert [t["function"]["name"] for t in first["tools"]] == ["read_file", "edit_file", "run_tests"]
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "read_file",
+        "edit_file",
+        "run_tests",
+    ]
     user = first["messages"][1]["content"]
     assert "calc.py at line 10: [pytest] average() is wrong" in user
     assert "10|     return sum(values) / (len(values) + 1)" in user
@@ -77,8 +89,13 @@ async def test_bad_tool_calls_become_error_results_and_the_loop_goes_on(
         Reply(tool_calls=[ToolCall("delete_everything", {})]),
         Reply(tool_calls=[ToolCall("read_file", "{not json")]),
         Reply(tool_calls=[ToolCall("read_file", {"path": 3, "start_line": "x"})]),
-        Reply(tool_calls=[ToolCall("edit_file", {"path": "calc.py", "old_text": "retrun x",
-                                                 "new_text": "return x"})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit_file", {"path": "calc.py", "old_text": "retrun x", "new_text": "return x"}
+                )
+            ]
+        ),
         Reply(tool_calls=[ToolCall("read_file", {"path": "../../etc/passwd"})]),
         *fix_average_script(),
     )
@@ -89,7 +106,9 @@ async def test_bad_tool_calls_become_error_results_and_the_loop_goes_on(
 
     assert outcome.status is TaskStatus.COMPLETED
     errors = tool_messages(fake_openai.requests[5])
-    assert "unknown tool 'delete_everything'; available: edit_file, read_file, run_tests" in errors[0]
+    assert (
+        "unknown tool 'delete_everything'; available: edit_file, read_file, run_tests" in errors[0]
+    )
     assert "arguments for read_file are not valid JSON" in errors[1]
     assert "invalid arguments for read_file: path: Input should be a valid string" in errors[2]
     assert "old_text not found in calc.py" in errors[3]
@@ -120,7 +139,9 @@ async def test_max_steps_stops_the_task(project: Path, fake_openai: FakeOpenAISe
     outcome = await session.run_task(FIX_TASK, RecordingChannel())
     await session.aclose()
     assert (outcome.status, outcome.stop_reason, outcome.steps) == (
-        TaskStatus.FAILED, "max steps", 3
+        TaskStatus.FAILED,
+        "max steps",
+        3,
     )
 
 
@@ -150,8 +171,9 @@ async def test_rejected_edit_is_reported_to_the_model_and_nothing_is_lost(
 ) -> None:
     calc = project / "calc.py"
     before = calc.read_text()
-    fake_openai.script(*fix_average_script()[:2], Reply("I could not edit the file."),
-                       Reply("Still cannot."))
+    fake_openai.script(
+        *fix_average_script()[:2], Reply("I could not edit the file."), Reply("Still cannot.")
+    )
     channel = RecordingChannel({calc: before}, reject_edits=True)
     session = make_session(project, fake_openai.base_url, maxSteps=4)
     outcome = await session.run_task(FIX_TASK, channel)

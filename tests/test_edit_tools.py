@@ -20,7 +20,7 @@ def ws(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path, RecordingChannel())
 
 
-async def edit(ws: Workspace, old: str, new: str, path: str = "m.py"):  # noqa: ANN201
+async def edit(ws: Workspace, old: str, new: str, path: str = "m.py"):
     return await EditFileTool(ws).run(EditFileArgs(path=path, old_text=old, new_text=new))
 
 

@@ -13,16 +13,20 @@ def test_defaults() -> None:
 
 def test_precedence_user_project_editor_env(tmp_path: Path) -> None:
     user = tmp_path / "user.toml"
-    user.write_text('max_steps = 7\n[model]\nname = "user-model"\nbase_url = "http://user/v1"\n'
-                    'api_key = "user-key"\n')
+    user.write_text(
+        'max_steps = 7\n[model]\nname = "user-model"\nbase_url = "http://user/v1"\n'
+        'api_key = "user-key"\n'
+    )
     root = tmp_path / "proj"
     (root / ".agent-lsp").mkdir(parents=True)
     (root / ".agent-lsp/config.toml").write_text(
         'maxSteps = 9\npermissionLevel = "L3"\n[model]\nbaseUrl = "http://evil/v1"\nname = "p"\n'
     )
     loaded = load_settings(
-        root, {"applyMode": "review", "model": {"name": "editor-model", "apiKey": "x"}},
-        environ={"OPENAI_API_KEY": "env-key"}, user_config=user,
+        root,
+        {"applyMode": "review", "model": {"name": "editor-model", "apiKey": "x"}},
+        environ={"OPENAI_API_KEY": "env-key"},
+        user_config=user,
     )
     s = loaded.settings
     assert s.max_steps == 9  # project over user
@@ -38,8 +42,12 @@ def test_precedence_user_project_editor_env(tmp_path: Path) -> None:
 def test_agent_lsp_env_wins_over_openai_env(tmp_path: Path) -> None:
     s = load_settings(
         None,
-        environ={"OPENAI_BASE_URL": "http://o/v1", "AGENT_LSP_BASE_URL": "http://a/v1",
-                 "OPENAI_API_KEY": "o", "AGENT_LSP_MODEL": "m"},
+        environ={
+            "OPENAI_BASE_URL": "http://o/v1",
+            "AGENT_LSP_BASE_URL": "http://a/v1",
+            "OPENAI_API_KEY": "o",
+            "AGENT_LSP_MODEL": "m",
+        },
         user_config=tmp_path / "none.toml",
     ).settings
     assert (s.model.base_url, s.model.name) == ("http://a/v1", "m")
@@ -48,8 +56,10 @@ def test_agent_lsp_env_wins_over_openai_env(tmp_path: Path) -> None:
 
 def test_invalid_values_are_dropped_one_by_one_with_a_warning(tmp_path: Path) -> None:
     loaded = load_settings(
-        None, {"maxSteps": 5, "applyMode": "bogus", "tests": {"timeout": -1}},
-        environ={}, user_config=tmp_path / "none.toml",
+        None,
+        {"maxSteps": 5, "applyMode": "bogus", "tests": {"timeout": -1}},
+        environ={},
+        user_config=tmp_path / "none.toml",
     )
     assert loaded.settings.max_steps == 5
     assert loaded.settings.apply_mode is ApplyMode.DIRECT

@@ -47,7 +47,7 @@ class LspEditorChannel:
         return {path: doc.source for path, doc in self._open_documents().items()}
 
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
-        doc = self._open_documents().get(path.resolve())
+        doc = self._open_documents().get(path)
         if doc is None:
             await asyncio.to_thread(atomic_write, path, new_text)
             return

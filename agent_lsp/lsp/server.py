@@ -83,7 +83,9 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         only = params.context.only
         if only and not any(str(k).startswith("quickfix") for k in only):
             return []
-        return code_actions(params.text_document.uri, params.context.diagnostics, ls.tasks.running_id)
+        return code_actions(
+            params.text_document.uri, params.context.diagnostics, ls.tasks.running_id
+        )
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
@@ -95,10 +97,10 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         return ls.start_task(task)
 
     @server.command(RUN_TASK_COMMAND)
-    def run_task(ls: AgentLanguageServer, args: dict[str, Any]) -> dict[str, str]:
+    def run_task(ls: AgentLanguageServer, args: Any) -> dict[str, str]:
         text = str(args.get("task", "")).strip() if isinstance(args, dict) else ""
         if not text:
-            return {"error": "agentLsp.runTask needs {\"task\": \"...\"}"}
+            return {"error": 'agentLsp.runTask needs {"task": "..."}'}
         return ls.start_task(Task(kind=TaskKind.TASK, instruction=text))
 
     @server.command(CANCEL_COMMAND)

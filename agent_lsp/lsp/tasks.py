@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
@@ -85,13 +86,17 @@ class TaskManager:
             log.warning("work-done progress unavailable: %s", exc)
             return None
         progress.begin(
-            token, t.WorkDoneProgressBegin(title="agent-lsp", message=task.title(), cancellable=True)
+            token,
+            t.WorkDoneProgressBegin(title="agent-lsp", message=task.title(), cancellable=True),
         )
         job = asyncio.current_task()
         loop = asyncio.get_running_loop()
-        progress.tokens[token].add_done_callback(
-            lambda fut: loop.call_soon_threadsafe(job.cancel) if fut.cancelled() and job else None
-        )
+
+        def on_done(future: Future[object]) -> None:  # the user pressed cancel in the editor
+            if future.cancelled() and job is not None:
+                loop.call_soon_threadsafe(job.cancel)
+
+        progress.tokens[token].add_done_callback(on_done)
         return token
 
     def _on_event(self, token: str | None, event: AgentEvent) -> None:

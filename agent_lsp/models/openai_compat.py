@@ -29,7 +29,9 @@ class OpenAICompatModel:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
         request: dict[str, Any] = {
             "model": self.settings.name,
             "messages": [m.to_openai() for m in messages],

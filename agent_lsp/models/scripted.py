@@ -17,7 +17,9 @@ class ScriptedModel:
         self._steps = list(steps)
         self.calls: list[list[ChatMessage]] = []
 
-    async def complete(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
         self.calls.append(list(messages))
         if not self._steps:
             raise ModelError("the scripted model has no more replies")

@@ -50,7 +50,9 @@ class EditorClient(LanguageClient):
         self.buffers[uri], self.versions[uri] = text, 1
         self.text_document_did_open(
             t.DidOpenTextDocumentParams(
-                text_document=t.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+                text_document=t.TextDocumentItem(
+                    uri=uri, language_id=language, version=1, text=text
+                )
             )
         )
         return uri
@@ -62,8 +64,9 @@ class EditorClient(LanguageClient):
             assert isinstance(change, t.TextDocumentEdit)
             if change.text_document.version not in (None, self.versions[change.text_document.uri]):
                 return t.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
-            per_uri.append((change.text_document.uri, [e for e in change.edits
-                                                       if isinstance(e, t.TextEdit)]))
+            per_uri.append(
+                (change.text_document.uri, [e for e in change.edits if isinstance(e, t.TextEdit)])
+            )
         for uri, edits in (edit.changes or {}).items():
             per_uri.append((uri, list(edits)))
         for uri, edits in per_uri:
@@ -74,8 +77,9 @@ class EditorClient(LanguageClient):
                     text_document=t.VersionedTextDocumentIdentifier(
                         uri=uri, version=self.versions[uri]
                     ),
-                    content_changes=[t.TextDocumentContentChangeWholeDocument(
-                        text=self.buffers[uri])],
+                    content_changes=[
+                        t.TextDocumentContentChangeWholeDocument(text=self.buffers[uri])
+                    ],
                 )
             )
         return t.ApplyWorkspaceEditResult(applied=True)
@@ -96,7 +100,9 @@ def _make_client() -> EditorClient:
     register_lsp_features(client)
 
     @client.feature(t.WORKSPACE_APPLY_EDIT)
-    def apply_edit(ls: EditorClient, params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
+    def apply_edit(
+        ls: EditorClient, params: t.ApplyWorkspaceEditParams
+    ) -> t.ApplyWorkspaceEditResult:
         ls.edits_received.append(params)
         return ls.edit_answer(params)
 

@@ -36,9 +36,7 @@ async def ask_agent_to_fix(client: EditorClient, uri: str) -> dict[str, str]:
     assert action.kind == t.CodeActionKind.QuickFix
     assert action.command is not None and action.command.command == "agentLsp.fix"
     result = await client.workspace_execute_command_async(
-        t.ExecuteCommandParams(
-            command=action.command.command, arguments=action.command.arguments
-        )
+        t.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
     )
     assert isinstance(result, dict) and set(result) == {"taskId"}
     return result
@@ -84,8 +82,10 @@ async def test_ask_agent_to_fix_end_to_end(
         reports = [v for values in client.progress_reports.values() for v in values]
         assert isinstance(reports[0], t.WorkDoneProgressBegin)
         assert reports[0].title == "agent-lsp" and reports[0].cancellable is True
-        assert any(isinstance(r, t.WorkDoneProgressReport) and "edit_file" in (r.message or "")
-                   for r in reports)
+        assert any(
+            isinstance(r, t.WorkDoneProgressReport) and "edit_file" in (r.message or "")
+            for r in reports
+        )
         assert isinstance(reports[-1], t.WorkDoneProgressEnd)
         assert reports[-1].message == "completed"
         assert started["taskId"] in next(iter(client.progress_reports))
@@ -114,8 +114,7 @@ async def test_model_error_is_shown_and_the_server_stays_up(
 async def test_rejected_edit_is_reported_and_nothing_is_lost(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
-    fake_openai.script(*fix_average_script()[:2], Reply("The editor refused."),
-                       Reply("Giving up."))
+    fake_openai.script(*fix_average_script()[:2], Reply("The editor refused."), Reply("Giving up."))
     calc = project / "calc.py"
     before = calc.read_text()
     async with editor_session("emacs", project, server_env, {"maxSteps": 4}) as client:
@@ -126,9 +125,10 @@ async def test_rejected_edit_is_reported_and_nothing_is_lost(
         await ask_agent_to_fix(client, uri)
         shown = await client.wait_for_message("agent-lsp: failed")
         assert shown.type == t.MessageType.Warning
-        assert "the editor rejected the edit to calc.py: user said no" in tool_messages(
-            fake_openai.requests[2]
-        )[1]
+        assert (
+            "the editor rejected the edit to calc.py: user said no"
+            in tool_messages(fake_openai.requests[2])[1]
+        )
         assert client.buffers[uri] == before and calc.read_text() == before
 
 

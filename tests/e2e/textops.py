@@ -16,8 +16,9 @@ def _offset(text: str, pos: t.Position) -> int:
 
 
 def apply_text_edits(text: str, edits: Sequence[t.TextEdit]) -> str:
-    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
-                     reverse=True)
+    ordered = sorted(
+        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    )
     for edit in ordered:
         start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
         text = text[:start] + edit.new_text + text[end:]

@@ -1,4 +1,4 @@
-"""`RecordingChannel`: an in-memory editor for component tests (a fake of the EditorChannel seam)."""
+"""`RecordingChannel`: an in-memory editor for component tests (fake of the EditorChannel seam)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from agent_lsp.messages import AgentEvent
 class RecordingChannel:
     """Holds "open buffers", applies edits to them (never to disk), records everything."""
 
-    def __init__(self, buffers: Mapping[Path, str] | None = None, reject_edits: bool = False) -> None:
+    def __init__(
+        self, buffers: Mapping[Path, str] | None = None, reject_edits: bool = False
+    ) -> None:
         self.open: dict[Path, str] = {p.resolve(): t for p, t in (buffers or {}).items()}
         self.reject_edits = reject_edits
         self.edits: list[tuple[Path, str, str]] = []
