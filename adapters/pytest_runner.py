@@ -1,0 +1,281 @@
+"""Run pytest in a directory and turn its JUnit XML into a :class:`TestReport`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+import tempfile
+import tomllib
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+
+from adapters.results import CommandResult, TestFailure, TestReport, cap_text
+from adapters.shell import Shell
+
+__all__ = ["PytestRunner"]
+
+_FAILURE_LIMIT = 4000
+_CONSOLE_LIMIT = 20_000
+_LOCATION = re.compile(
+    r'^(?P<p1>[^\s:<>"][^:\n]*?):(?P<l1>\d+):(?:[ \t]|$)|File "(?P<p2>[^"\n]+)", line (?P<l2>\d+)',
+    re.MULTILINE,
+)
+_COLLECTING = re.compile(r"ERROR collecting (\S+)")
+_SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
+_INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
+_FOREIGN_DIRS = frozenset({".venv", "venv", ".tox", "site-packages", "dist-packages"})
+
+
+class PytestRunner:
+    """Toolchain adapter for pytest."""
+
+    name: str = "pytest"
+
+    def __init__(self, python: str | None = None) -> None:
+        self._python = python
+
+    def detect(self, root: Path) -> bool:
+        """True if ``root`` looks like a pytest project."""
+        return self.detect_reason(root) is not None
+
+    def detect_reason(self, root: Path) -> str | None:
+        """Which marker made :meth:`detect` succeed, e.g. ``"pytest.ini"``; None if none."""
+        if (root / "pytest.ini").is_file():
+            return "pytest.ini"
+        table = _pyproject_pytest_table(root / "pyproject.toml")
+        if table is not None:
+            return f"pyproject.toml [{table}]"
+        for cfg in ("tox.ini", "setup.cfg"):
+            match = _INI_SECTION.search(_read(root / cfg))
+            if match:
+                return f"{cfg} {match.group(0).strip()}"
+        if (root / "conftest.py").is_file():
+            return "conftest.py"
+        test_file = _find_test_file(root)
+        return test_file and f"test files such as {test_file}"
+
+    def interpreter(self, project_root: Path) -> str:
+        """The Python that should run the project's tests."""
+        if self._python:
+            return self._python
+        candidates: list[Path] = []
+        if venv := os.environ.get("VIRTUAL_ENV"):
+            candidates.append(Path(venv) / "bin" / "python")
+        candidates += [project_root / ".venv/bin/python", project_root / "venv/bin/python"]
+        for candidate in candidates:
+            if candidate.is_file():
+                return str(candidate)
+        return sys.executable
+
+    async def run(
+        self,
+        project_root: Path,
+        run_root: Path,
+        targets: Sequence[str],
+        *,
+        shell: Shell,
+        timeout: float,  # noqa: ASYNC109
+    ) -> TestReport:
+        """Run pytest in ``run_root`` with ``project_root``'s interpreter."""
+        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-junit-"))
+        junit = tmpdir / "junit.xml"
+        argv = (
+            self.interpreter(project_root),
+            *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit2"),
+            f"--junitxml={junit}",
+            *targets,
+        )
+        try:
+            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=_child_env(run_root))
+            return await asyncio.to_thread(_build_report, result, junit, run_root, timeout)
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _pyproject_pytest_table(path: Path) -> str | None:
+    try:
+        data = tomllib.loads(_read(path))
+    except tomllib.TOMLDecodeError:
+        return None
+    tool = data.get("tool")
+    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_table, dict):
+        return None
+    return "tool.pytest.ini_options" if "ini_options" in pytest_table else "tool.pytest"
+
+
+def _find_test_file(root: Path) -> str | None:
+    searches = ((root, root.glob), (root / "tests", (root / "tests").rglob))
+    for folder, glob in searches:
+        if folder.is_dir():
+            for path in chain(glob("test_*.py"), glob("*_test.py")):
+                if path.is_file():
+                    return path.relative_to(root).as_posix()
+    return None
+
+
+def _child_env(run_root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST"):
+        env.pop(key, None)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    paths = [str(run_root)]
+    if (run_root / "src").is_dir():
+        paths.append(str(run_root / "src"))
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: float) -> TestReport:
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    failures: list[TestFailure] = []
+    cases = _junit_cases(junit)
+    if cases is not None:
+        for case in cases:
+            failure, error = case.find("failure"), case.find("error")
+            problem = failure if failure is not None else error
+            if problem is not None:
+                counts["failed" if failure is not None else "errors"] += 1
+                failures.append(_case_failure(case, problem, run_root))
+            elif case.find("skipped") is not None:
+                counts["skipped"] += 1
+            else:
+                counts["passed"] += 1
+    elif not result.timed_out:
+        counts.update(_console_counts(result.output))
+    if result.exit_code not in (0, 5) and not counts["failed"] and not counts["errors"]:
+        counts["errors"] = 1
+        failures.append(_console_failure(result, run_root, timeout))
+    return TestReport(
+        runner="pytest",
+        command=result.argv,
+        duration=result.duration,
+        failures=tuple(failures),
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        output=cap_text(result.output, _CONSOLE_LIMIT),
+        **counts,
+    )
+
+
+def _junit_cases(junit: Path) -> list[ET.Element] | None:
+    try:
+        return list(ET.parse(junit).getroot().iter("testcase"))
+    except (OSError, ET.ParseError):
+        return None
+
+
+def _console_counts(output: str) -> dict[str, int]:
+    matches = _SUMMARY.findall(output)
+    counts: dict[str, int] = {}
+    if not matches:
+        return counts
+    aliases = {"error": "errors", "xfailed": "skipped", "xpassed": "passed"}
+    for part in matches[-1].split(", "):
+        number, word = part.split(" ", 1)
+        key = aliases.get(word, word)
+        if key in ("passed", "failed", "errors", "skipped"):
+            counts[key] = counts.get(key, 0) + int(number)
+    return counts
+
+
+def _case_failure(case: ET.Element, elem: ET.Element, run_root: Path) -> TestFailure:
+    name = case.get("name", "")
+    test_file, test_id = _test_location(case.get("classname", ""), name, run_root)
+    test_file = case.get("file") or test_file
+    text = elem.text or ""
+    location = _innermost(text, run_root)
+    if location is not None:
+        file, line = location
+    else:
+        file = test_file
+        line_attr = case.get("line")
+        line = int(line_attr) + 1 if line_attr else _def_line(run_root, test_file, name)
+    message = _first_line(elem.get("message", ""))
+    if not message or message == "collection failure":
+        detail = _last_error_line(text)
+        message = f"{message}: {detail}" if message and detail else message or detail
+    return TestFailure(test_id, file, line, message, cap_text(text, _FAILURE_LIMIT))
+
+
+def _console_failure(result: CommandResult, run_root: Path, timeout: float) -> TestFailure:
+    output = result.output
+    collecting = _COLLECTING.search(output)
+    test_id = collecting.group(1) if collecting else "pytest"
+    location = _innermost(output, run_root)
+    file, line = location if location else (collecting and collecting.group(1), None)
+    if result.timed_out:
+        message = f"pytest timed out after {timeout:g}s"
+    else:
+        lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+        fallback = lines[-1] if lines else f"pytest exited with code {result.exit_code}"
+        message = _last_error_line(output) or fallback
+    return TestFailure(test_id, file, line, message, cap_text(output, _FAILURE_LIMIT))
+
+
+def _test_location(classname: str, name: str, run_root: Path) -> tuple[str | None, str]:
+    """Map JUnit classname/name to (file, pytest node id)."""
+    parts, tail = (classname.split("."), [name]) if classname else (name.split("."), [])
+    for i in range(len(parts), 0, -1):
+        rel = "/".join(parts[:i]) + ".py"
+        if (run_root / rel).is_file():
+            return rel, "::".join([rel, *parts[i:], *tail])
+    return None, "::".join(["/".join(parts) + ".py", *tail])
+
+
+def _innermost(text: str, run_root: Path) -> tuple[str, int] | None:
+    """The last ``path:line`` in a traceback that is a file of the project."""
+    found: tuple[str, int] | None = None
+    for match in _LOCATION.finditer(text):
+        rel = _project_path(match["p1"] or match["p2"], run_root)
+        if rel is not None:
+            found = (rel, int(match["l1"] or match["l2"]))
+    return found
+
+
+def _project_path(path: str, run_root: Path) -> str | None:
+    candidate = Path(path)
+    if candidate.is_absolute():
+        for base in (run_root, run_root.resolve()):
+            if candidate.is_relative_to(base):
+                candidate = candidate.relative_to(base)
+                break
+        else:
+            return None
+    rel = Path(os.path.normpath(candidate))
+    if rel.parts[:1] == ("..",) or _FOREIGN_DIRS.intersection(rel.parts):
+        return None
+    return rel.as_posix() if (run_root / rel).is_file() else None
+
+
+def _def_line(run_root: Path, file: str | None, name: str) -> int | None:
+    if file is None:
+        return None
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name.split('[')[0])}\s*\(")
+    for number, text in enumerate(_read(run_root / file).splitlines(), 1):
+        if pattern.match(text):
+            return number
+    return None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
+def _last_error_line(text: str) -> str:
+    errors = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ") and ln[1:].strip()]
+    return errors[-1] if errors else ""

@@ -1,0 +1,87 @@
+"""Plain result records shared by the shell and the test-runner adapters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CommandResult", "TestFailure", "TestReport", "cap_text"]
+
+
+def cap_text(text: str, limit: int, head: int | None = None) -> str:
+    """Shorten ``text`` to about ``limit`` chars, keeping its head and tail (tail-heavy)."""
+    if len(text) <= limit:
+        return text
+    keep_head = limit // 4 if head is None else min(head, limit)
+    keep_tail = limit - keep_head
+    omitted = len(text) - keep_head - keep_tail
+    tail = text[len(text) - keep_tail :] if keep_tail else ""
+    return f"{text[:keep_head]}\n[... {omitted} chars omitted ...]\n{tail}"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """Outcome of one subprocess run."""
+
+    argv: tuple[str, ...]
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    truncated: bool
+    omitted_bytes: int
+    duration: float
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    """One failed or errored test, located in the directory the tests ran in."""
+
+    __test__ = False  # not a pytest test class
+
+    test_id: str
+    file: str | None
+    line: int | None
+    message: str
+    output: str
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """Outcome of one test-runner invocation."""
+
+    __test__ = False  # not a pytest test class
+
+    runner: str
+    command: tuple[str, ...]
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    duration: float
+    failures: tuple[TestFailure, ...]
+    exit_code: int | None
+    timed_out: bool
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the run finished cleanly and at least one test passed."""
+        return (
+            self.exit_code == 0
+            and self.failed == 0
+            and self.errors == 0
+            and not self.timed_out
+            and self.passed > 0
+        )
+
+    def summary(self) -> str:
+        """One line such as ``3 passed, 1 failed, 0 errors, 0 skipped in 0.41s``."""
+        text = (
+            f"{self.passed} passed, {self.failed} failed, {self.errors} errors, "
+            f"{self.skipped} skipped in {self.duration:.2f}s"
+        )
+        total = self.passed + self.failed + self.errors + self.skipped
+        if not self.timed_out and (self.exit_code == 5 or total == 0):
+            text += " (no tests collected)"
+        if self.timed_out:
+            text += " (timed out)"
+        return text

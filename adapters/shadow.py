@@ -1,0 +1,176 @@
+"""A private copy of a project with the editor's unsaved buffers overlaid."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import ClassVar, NamedTuple
+
+__all__ = ["ShadowWorkspace"]
+
+
+class _Entry(NamedTuple):
+    kind: str  # "dir", "file" or "link"
+    size: int = 0
+    mtime_ns: int = 0
+    target: str = ""
+
+
+class ShadowWorkspace:
+    """A copy of a project with the editor's unsaved buffers overlaid, so tests see exactly the
+    text the user sees without writing the user's files."""
+
+    SKIP_DIRS: ClassVar[frozenset[str]] = frozenset(
+        {".git", ".agent-lsp", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache"}
+        | {".mypy_cache", ".ruff_cache", ".tox", ".hg", ".svn"}
+    )
+
+    def __init__(self, source: Path, dest: Path) -> None:
+        self.source = source.absolute()
+        self.dest = dest.absolute()
+        real_source, real_dest = self.source.resolve(), self.dest.resolve()
+        if real_source == real_dest or real_source.is_relative_to(real_dest):
+            raise ValueError(f"shadow {dest} must not contain the project {source}")
+        nested = real_dest.is_relative_to(real_source)
+        self._dest_rel = real_dest.relative_to(real_source).as_posix() if nested else None
+        self._synced: dict[str, _Entry] = {}
+        self._overlaid: set[str] = set()
+
+    def sync(self, overlays: Mapping[str, str]) -> Path:
+        """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text)."""
+        wanted = {_relative(key): text for key, text in overlays.items()}
+        self.dest.mkdir(parents=True, exist_ok=True)
+        current = self._scan()
+        self._remove_stale(current, wanted)
+        synced: dict[str, _Entry] = {}
+        for rel, entry in sorted(current.items()):
+            unchanged = self._synced.get(rel) == entry and rel not in self._overlaid
+            if rel in wanted or unchanged:
+                synced[rel] = entry
+                continue
+            try:
+                self._materialize(rel, entry)
+            except OSError:
+                continue  # vanished or unreadable: retried on the next sync
+            synced[rel] = entry
+        for rel, text in wanted.items():
+            self._write_overlay(rel, text)
+        self._synced, self._overlaid = synced, set(wanted)
+        return self.dest
+
+    def to_source(self, shadow_path: Path | str) -> Path:
+        """Map a path inside ``dest`` (absolute or relative) to the same path in the source.
+
+        Absolute paths outside ``dest`` are returned unchanged."""
+        path = Path(shadow_path)
+        if not path.is_absolute():
+            return self.source / path
+        for base in (self.dest, self.dest.resolve()):
+            if path.is_relative_to(base):
+                return self.source / path.relative_to(base)
+        return path
+
+    def _scan(self) -> dict[str, _Entry]:
+        entries: dict[str, _Entry] = {}
+        pending = [""]
+        while pending:
+            folder = pending.pop()
+            try:
+                scanner = os.scandir(self.source / folder)
+            except OSError:
+                continue
+            with scanner:
+                for item in scanner:
+                    rel = f"{folder}/{item.name}" if folder else item.name
+                    with contextlib.suppress(OSError):
+                        info = item.stat(follow_symlinks=False)
+                        if stat.S_ISLNK(info.st_mode):
+                            entries[rel] = _Entry("link", target=str(Path(item.path).readlink()))
+                        elif stat.S_ISDIR(info.st_mode):
+                            if item.name not in self.SKIP_DIRS and rel != self._dest_rel:
+                                entries[rel] = _Entry("dir")
+                                pending.append(rel)
+                        elif stat.S_ISREG(info.st_mode):
+                            entries[rel] = _Entry("file", info.st_size, info.st_mtime_ns)
+        return entries
+
+    def _remove_stale(self, current: Mapping[str, _Entry], wanted: Mapping[str, str]) -> None:
+        """Delete shadow paths whose source is gone (or changed kind) and dropped new overlays."""
+        stale = {
+            rel
+            for rel, old in self._synced.items()
+            if rel not in current or current[rel].kind != old.kind
+        }
+        stale |= {rel for rel in self._overlaid - wanted.keys() if rel not in current}
+        removed: set[str] = set()
+        for rel in sorted(stale):
+            parents = PurePosixPath(rel).parents
+            if any(parent.as_posix() in removed for parent in parents):
+                continue
+            _remove(self.dest / rel)
+            removed.add(rel)
+            self._prune_empty_parents(rel, current)
+
+    def _prune_empty_parents(self, rel: str, current: Mapping[str, _Entry]) -> None:
+        for parent in PurePosixPath(rel).parents:
+            name = parent.as_posix()
+            if name == "." or name in current:
+                return
+            try:
+                (self.dest / name).rmdir()
+            except OSError:
+                return
+
+    def _materialize(self, rel: str, entry: _Entry) -> None:
+        target = self.dest / rel
+        if entry.kind == "dir":
+            if target.is_symlink() or (target.exists() and not target.is_dir()):
+                _remove(target)
+            target.mkdir(exist_ok=True)
+            return
+        _remove(target)
+        if entry.kind == "file":
+            shutil.copy2(self.source / rel, target, follow_symlinks=False)
+        else:
+            target.symlink_to(self._link_target(entry.target))
+
+    def _link_target(self, link: str) -> str:
+        """Absolute links into the project point into the shadow instead."""
+        path = Path(link)
+        if path.is_absolute() and path.is_relative_to(self.source):
+            return str(self.dest / path.relative_to(self.source))
+        return link
+
+    def _write_overlay(self, rel: str, text: str) -> None:
+        target = self.dest / rel
+        existing = target.parent
+        while existing != self.dest and not existing.exists():
+            existing = existing.parent
+        if not existing.resolve().is_relative_to(self.dest.resolve()):
+            return  # reached through a symlink leaving the shadow: never write there
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove(target)
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+
+
+def _relative(key: str) -> str:
+    path = PurePosixPath(key)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise ValueError(f"overlay path must be relative and inside the project: {key!r}")
+    return path.as_posix()
+
+
+def _remove(path: Path) -> None:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path)
+    else:
+        path.unlink()
