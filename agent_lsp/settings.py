@@ -58,11 +58,17 @@ class PermissionLevel(StrEnum):
 
 
 class SuggestionSettings(_Section):
-    enabled: bool = Field(False, description="Prepare fixes in the background for new diagnostics.")
+    enabled: bool = Field(
+        False,
+        description="Prepare fixes in the background for new diagnostics "
+        "(planned; not active yet).",
+    )
 
 
 class TestSettings(_Section):
-    run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
+    run_on_save: bool = Field(
+        False, description="Run the project's tests when a file is saved (planned; not active yet)."
+    )
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
 
 
@@ -71,10 +77,14 @@ class Settings(_Section):
 
     model: ModelSettings = Field(default_factory=lambda: ModelSettings.model_validate({}))
     apply_mode: ApplyMode = Field(
-        ApplyMode.DIRECT, description="`direct` edits the buffer; `review` proposes first."
+        ApplyMode.DIRECT,
+        description="`direct` edits the buffer; `review` proposes first "
+        "(planned; edits are direct for now).",
     )
     permission_level: PermissionLevel = Field(
-        PermissionLevel.L2, description="L0 read-only … L3 full-auto with an allowlist (CI)."
+        PermissionLevel.L2,
+        description="L0 read-only … L3 full-auto with an allowlist (planned; the current "
+        "tools only read, edit inside the workspace and run the tests).",
     )
     max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
