@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from adapters import PosixShell, describe_project, detect_toolchain
 from agent_lsp.agent import Agent
 from agent_lsp.messages import TaskOutcome
+from agent_lsp.project import project_status
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.settings import Settings
 from agent_lsp.task import Task
@@ -44,11 +46,12 @@ class Session:
             self._model = None
         self.settings = settings
 
-    @property
-    def profile(self) -> str:
+    async def profile(self) -> str:
+        """Toolchain profile (cached) and the git status (fresh for every task)."""
         if self._profile is None:
-            self._profile = describe_project(self.root)
-        return self._profile
+            self._profile = await asyncio.to_thread(describe_project, self.root)
+        status = await asyncio.to_thread(project_status, self.root)
+        return f"{self._profile}\n{status}"
 
     @property
     def verifier(self) -> Verifier | None:
@@ -60,7 +63,7 @@ class Session:
                 )
         return self._verifier
 
-    def make_agent(self, channel: EditorChannel) -> Agent:
+    def make_agent(self, channel: EditorChannel, profile: str) -> Agent:
         workspace = Workspace(self.root, channel)
         verifier = self.verifier
         tools = [
@@ -77,12 +80,12 @@ class Session:
             workspace,
             channel,
             verifier,
-            self.profile,
+            profile,
             self.settings.max_steps,
         )
 
     async def run_task(self, task: Task, channel: EditorChannel) -> TaskOutcome:
-        return await self.make_agent(channel).run(task)
+        return await self.make_agent(channel, await self.profile()).run(task)
 
     def close(self) -> None:
         if self._verifier is not None:

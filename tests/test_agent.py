@@ -181,3 +181,23 @@ async def test_rejected_edit_is_reported_to_the_model_and_nothing_is_lost(
     assert outcome.status is TaskStatus.FAILED
     assert "the editor rejected the edit: user said no" in tool_messages(fake_openai.requests[2])[1]
     assert channel.open[calc.resolve()] == before and calc.read_text() == before
+
+
+async def test_the_model_is_told_the_project_profile_and_git_status(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    import git
+
+    repo = git.Repo.init(project, initial_branch="main")
+    repo.index.add(["calc.py", "tests/test_calc.py", "pyproject.toml"])
+    repo.index.commit("initial sample", author=git.Actor("t", "t@example.com"))
+    (project / "calc.py").write_text((project / "calc.py").read_text() + "\n# touched\n")
+    (project / "notes.txt").write_text("scratch\n")
+    fake_openai.script(*fix_average_script())
+    session = make_session(project, fake_openai.base_url)
+    await session.run_task(FIX_TASK, RecordingChannel())
+    await session.aclose()
+    system = fake_openai.requests[0]["messages"][0]["content"]
+    assert "tests: pytest" in system
+    assert "git: branch main\n  modified: calc.py\n  untracked: notes.txt" in system
+    assert "last commits: " in system and " initial sample" in system
