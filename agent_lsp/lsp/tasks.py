@@ -103,7 +103,7 @@ class TaskManager:
         self.server.window_log_message(
             t.LogMessageParams(type=t.MessageType.Log, message=f"agent-lsp: {event.message}")
         )
-        if token is not None and event.kind is not EventKind.FINISHED:
+        if token is not None and event.kind not in (EventKind.STARTED, EventKind.FINISHED):
             self.server.work_done_progress.report(
                 token, t.WorkDoneProgressReport(message=event.message[:200])
             )
