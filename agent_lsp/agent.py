@@ -1,11 +1,14 @@
-"""The agent loop: prompt + tools + loop, until the tests pass or the budget ends."""
+"""The agent loop: prompt + tools + loop, until the tests pass or a limit is reached."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from agent_lsp.compaction import compact, estimate_tokens
 from agent_lsp.errors import ModelError
+from agent_lsp.loopguard import LoopGuard
 from agent_lsp.messages import (
     AgentEvent,
     ChatMessage,
@@ -24,8 +27,17 @@ from agent_lsp.verify import Verifier, format_report
 from agent_lsp.workspace import Workspace
 
 
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 25
+    max_tokens: int = 1_000_000
+    context_window: int = 128_000
+    compact_at: float = 0.7
+
+
 class Agent:
-    """One task's loop. Stops: done (tests pass), max steps, model error, cancellation."""
+    """One task. Stops when: done (tests pass), max steps, token budget, a loop (paused),
+    a model error, or cancellation — each reported as the outcome's stop reason."""
 
     def __init__(
         self,
@@ -35,7 +47,7 @@ class Agent:
         channel: EditorChannel,
         verifier: Verifier | None,
         profile: str,
-        max_steps: int,
+        limits: Limits,
     ) -> None:
         self.model = model
         self.toolbox = toolbox
@@ -43,7 +55,8 @@ class Agent:
         self.channel = channel
         self.verifier = verifier
         self.profile = profile
-        self.max_steps = max_steps
+        self.limits = limits
+        self.guard = LoopGuard()
         self.usage = Usage()
         self.messages: list[ChatMessage] = []
 
@@ -52,12 +65,14 @@ class Agent:
         await self._emit(EventKind.STARTED, f"started: {task.title()}")
         step = 0
         try:
-            while step < self.max_steps:
+            while (limit := self._limit_reached(step)) is None:
                 step += 1
-                await self._emit(EventKind.THINKING, "asking the model", step)
-                reply = await self._ask_model()
+                await self._compact_if_needed(step)
+                reply = await self._ask_model(step)
                 if reply.tool_calls:
                     await self._run_tools(reply.tool_calls, step)
+                    if loop := self.guard.looping():
+                        return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
                     continue
                 done, feedback = await self._check_done(step)
                 if done:
@@ -70,24 +85,38 @@ class Agent:
         except asyncio.CancelledError:
             await self._emit(EventKind.FINISHED, "cancelled", step)
             raise
-        return self._outcome(
-            TaskStatus.FAILED,
-            f"stopped after {self.max_steps} steps without passing tests",
-            step,
-            "max steps",
-        )
+        return self._outcome(TaskStatus.FAILED, limit, step, limit.split(" (")[0])
 
-    async def _ask_model(self) -> ModelReply:
+    def _limit_reached(self, step: int) -> str | None:
+        if step >= self.limits.max_steps:
+            return f"max steps ({self.limits.max_steps}) reached without passing tests"
+        used = self.usage.prompt_tokens + self.usage.completion_tokens
+        if used >= self.limits.max_tokens:
+            return f"token budget ({used} of {self.limits.max_tokens} tokens) used up"
+        return None
+
+    async def _compact_if_needed(self, step: int) -> None:
+        threshold = int(self.limits.context_window * self.limits.compact_at)
+        if estimate_tokens(self.messages) <= threshold:
+            return
+        self.messages, masked = compact(self.messages)
+        await self._emit(EventKind.MESSAGE, f"context compacted: {masked} old outputs masked", step)
+
+    async def _ask_model(self, step: int) -> ModelReply:
+        await self._emit(EventKind.THINKING, "asking the model", step)
         reply = await self.model.complete(self.messages, self.toolbox.specs())
+        usage = reply.usage
+        if not usage.prompt_tokens:  # the endpoint reported nothing: estimate
+            usage = Usage(prompt_tokens=estimate_tokens(self.messages))
         self.usage = Usage(
-            prompt_tokens=self.usage.prompt_tokens + reply.usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens + reply.usage.completion_tokens,
+            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
         )
         self.messages.append(
             ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls)
         )
         if reply.content and reply.tool_calls:
-            await self._emit(EventKind.MESSAGE, reply.content)
+            await self._emit(EventKind.MESSAGE, reply.content, step)
         return reply
 
     async def _run_tools(self, calls: Sequence[ToolCall], step: int) -> None:
@@ -95,7 +124,8 @@ class Agent:
             await self._emit(
                 EventKind.TOOL_CALL, f"{call.name} {call.arguments[:120]}", step, tool=call.name
             )
-            result = await self.toolbox.call(call)
+            result = self.guard.refusal(call) or await self.toolbox.call(call)
+            self.guard.record(call, result, self.workspace.edit_count)
             summary = result.error or (result.output.splitlines()[0] if result.output else "")
             await self._emit(
                 EventKind.TOOL_RESULT,

@@ -6,13 +6,30 @@ import asyncio
 from pathlib import Path
 
 from adapters import PosixShell, describe_project, detect_toolchain
-from agent_lsp.agent import Agent
+from agent_lsp.agent import Agent, Limits
+from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.messages import TaskOutcome
+from agent_lsp.outputs import OutputKeeper
+from agent_lsp.permissions import CommandPolicy
 from agent_lsp.project import project_status
-from agent_lsp.seams import EditorChannel, Model
-from agent_lsp.settings import Settings
+from agent_lsp.seams import EditorChannel, Model, Tool
+from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.task import Task
-from agent_lsp.tools import EditFileTool, ReadFileTool, RunTestsTool, ToolBox
+from agent_lsp.tools import (
+    EditFileTool,
+    GetDiagnosticsTool,
+    GitDiffTool,
+    GitStatusTool,
+    ListFilesTool,
+    ReadFileTool,
+    RememberTool,
+    RunCommandTool,
+    RunTestsTool,
+    SearchTextTool,
+    ToolBox,
+    UpdateTaskTool,
+    WriteFileTool,
+)
 from agent_lsp.verify import Verifier
 from agent_lsp.workspace import Workspace
 
@@ -24,21 +41,36 @@ def make_model(settings: Settings) -> Model:
     return OpenAICompatModel(settings.model)
 
 
+def with_tool_protocol(model: Model, mode: ToolCalling) -> Model:
+    from agent_lsp.models.text_tools import AutoToolModel, TextToolModel
+
+    if mode is ToolCalling.TEXT:
+        return TextToolModel(model)
+    if mode is ToolCalling.AUTO:
+        return AutoToolModel(model)
+    return model
+
+
 class Session:
-    """Long-lived per project (one per LSP server or CLI run); tasks share its shadow copy."""
+    """Long-lived per project (one per LSP server or CLI run); tasks share its shadow copy,
+    its diagnostics and the user's "always allow" answers."""
 
     def __init__(self, root: Path, settings: Settings, model: Model | None = None) -> None:
         self.root = root.resolve()
         self.settings = settings
-        self._model = model
+        self._base_model = model
+        self._model: Model | None = None
         self.shell = PosixShell()
+        self.diagnostics = DiagnosticStore()
+        self.always_allowed: set[str] = set()
         self._verifier: Verifier | None = None
         self._profile: str | None = None
 
     @property
     def model(self) -> Model:
         if self._model is None:
-            self._model = make_model(self.settings)
+            base = self._base_model or make_model(self.settings)
+            self._model = with_tool_protocol(base, self.settings.model.tool_calling)
         return self._model
 
     def update_settings(self, settings: Settings) -> None:
@@ -59,30 +91,43 @@ class Session:
             adapter = detect_toolchain(self.root)
             if adapter is not None:
                 self._verifier = Verifier(
-                    self.root, adapter, self.shell, self.settings.tests.timeout
+                    self.root, adapter, self.shell, self.settings.tests.timeout, self.diagnostics
                 )
         return self._verifier
 
+    def tools(self, workspace: Workspace, channel: EditorChannel) -> list[Tool]:
+        """Every tool of the contract, in the order the model sees them."""
+        policy = CommandPolicy(channel, self.always_allowed)
+        timeout = self.settings.tool_timeout
+        return [
+            ReadFileTool(workspace),
+            ListFilesTool(workspace),
+            SearchTextTool(workspace),
+            EditFileTool(workspace),
+            WriteFileTool(workspace),
+            RunTestsTool(workspace, self.verifier),
+            RunCommandTool(workspace, self.shell, policy, timeout),
+            GitStatusTool(workspace),
+            GitDiffTool(workspace),
+            GetDiagnosticsTool(workspace, self.diagnostics),
+            RememberTool(workspace),
+            UpdateTaskTool(workspace),
+        ]
+
     def make_agent(self, channel: EditorChannel, profile: str) -> Agent:
         workspace = Workspace(self.root, channel)
-        verifier = self.verifier
-        tools = [
-            ReadFileTool(workspace),
-            EditFileTool(workspace),
-            RunTestsTool(workspace, verifier),
-        ]
         toolbox = ToolBox(
-            tools, timeout=self.settings.tool_timeout, slow_timeout=self.settings.tests.timeout + 30
+            self.tools(workspace, channel),
+            timeout=self.settings.tool_timeout,
+            slow_timeout=max(self.settings.tests.timeout, 600) + 30,
+            keeper=OutputKeeper(self.root),
         )
-        return Agent(
-            self.model,
-            toolbox,
-            workspace,
-            channel,
-            verifier,
-            profile,
-            self.settings.max_steps,
+        limits = Limits(
+            max_steps=self.settings.max_steps,
+            max_tokens=self.settings.max_tokens,
+            context_window=self.settings.model.context_window,
         )
+        return Agent(self.model, toolbox, workspace, channel, self.verifier, profile, limits)
 
     async def run_task(self, task: Task, channel: EditorChannel) -> TaskOutcome:
         return await self.make_agent(channel, await self.profile()).run(task)
@@ -94,6 +139,6 @@ class Session:
 
     async def aclose(self) -> None:
         self.close()
-        close = getattr(self._model, "aclose", None)
+        close = getattr(self._model or self._base_model, "aclose", None)
         if close is not None:
             await close()

@@ -23,6 +23,12 @@ class _Section(BaseModel):
     )
 
 
+class ToolCalling(StrEnum):
+    AUTO = "auto"
+    NATIVE = "native"
+    TEXT = "text"
+
+
 class ModelSettings(_Section):
     base_url: str = Field(
         "https://api.openai.com/v1",
@@ -42,6 +48,14 @@ class ModelSettings(_Section):
     stream: bool = Field(True, description="Stream replies, so that cancelling a task is prompt.")
     temperature: float | None = Field(
         0.0, description="Sampling temperature; null = endpoint default."
+    )
+    context_window: int = Field(
+        128_000, ge=2_000, description="Tokens the model accepts; history is compacted at 70%."
+    )
+    tool_calling: ToolCalling = Field(
+        ToolCalling.AUTO,
+        description="`native` tool calls, `text` (tools described in the prompt, for models "
+        "without tool calling), or `auto` (native, switching to text if the endpoint refuses).",
     )
 
 
@@ -90,6 +104,9 @@ class Settings(_Section):
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
     edit_timeout: float = Field(
         10.0, gt=0, description="Seconds to wait for the editor to accept an edit."
+    )
+    max_tokens: int = Field(
+        1_000_000, ge=1_000, description="Token budget of one task (prompt + completion)."
     )
     suggestions: SuggestionSettings = Field(
         default_factory=lambda: SuggestionSettings.model_validate({})

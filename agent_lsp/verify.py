@@ -9,13 +9,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
+from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.workspace import Workspace
 
 
 class Verifier:
     """Owns the shadow workspace of one project and the last test report."""
 
-    def __init__(self, root: Path, adapter: ToolchainAdapter, shell: Shell, timeout: float) -> None:
+    def __init__(
+        self,
+        root: Path,
+        adapter: ToolchainAdapter,
+        shell: Shell,
+        timeout: float,
+        diagnostics: DiagnosticStore | None = None,
+    ) -> None:
+        self.diagnostics = diagnostics
         self.root = root
         self.adapter = adapter
         self.shell = shell
@@ -37,6 +46,10 @@ class Verifier:
             if not targets:
                 self.last_report = report
                 self.last_report_edit_count = edit_count
+                if self.diagnostics is not None:
+                    self.diagnostics.set_test_results(self.root, report)
+                if self.diagnostics is not None:
+                    self.diagnostics.set_test_results(self.root, report)
             return report
 
     def passed_since(self, workspace: Workspace) -> bool:

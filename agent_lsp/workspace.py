@@ -53,7 +53,14 @@ class Workspace:
         seen = self.read_hashes.get(path)
         return seen is not None and seen != text_hash(text)
 
+    def check_writable(self, path: Path) -> None:
+        """The agent never writes git internals or the user's policy file."""
+        rel = path.relative_to(self.root).parts if path.is_relative_to(self.root) else ()
+        if ".git" in rel or rel[:2] == (".agent-lsp", "policy.toml"):
+            raise WorkspaceError(f"{self.relative(path)}: the agent may not write this file")
+
     async def write_text(self, path: Path, new_text: str, label: str) -> None:
+        self.check_writable(path)
         await self.channel.apply_edit(path, new_text, label)
         self.note_read(path, new_text)
         self.edit_count += 1

@@ -16,6 +16,21 @@ from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Error, FakeOpenAIServer, Reply, ToolCall
 from tests.scripts import SUMMARY, fix_average_script, tool_messages
 
+CONTRACT_TOOLS = [
+    "read_file",
+    "list_files",
+    "search_text",
+    "edit_file",
+    "write_file",
+    "run_tests",
+    "run_command",
+    "git_status",
+    "git_diff",
+    "get_diagnostics",
+    "remember",
+    "update_task",
+]
+
 FIX_TASK = Task(
     kind=TaskKind.FIX,
     instruction="",
@@ -66,11 +81,7 @@ async def test_fix_lands_in_the_buffer_and_tests_run_on_the_buffer_text(
     assert len(requests) == 4
     assert all(r.get("stream", False) is stream for r in requests)
     first = requests[0]
-    assert [t["function"]["name"] for t in first["tools"]] == [
-        "read_file",
-        "edit_file",
-        "run_tests",
-    ]
+    assert [t["function"]["name"] for t in first["tools"]] == CONTRACT_TOOLS
     user = first["messages"][1]["content"]
     assert "calc.py at line 10: [pytest] average() is wrong" in user
     assert "10|     return sum(values) / (len(values) + 1)" in user
@@ -106,9 +117,7 @@ async def test_bad_tool_calls_become_error_results_and_the_loop_goes_on(
 
     assert outcome.status is TaskStatus.COMPLETED
     errors = tool_messages(fake_openai.requests[5])
-    assert (
-        "unknown tool 'delete_everything'; available: edit_file, read_file, run_tests" in errors[0]
-    )
+    assert "unknown tool 'delete_everything'; available: edit_file, get_diagnostics," in errors[0]
     assert "arguments for read_file are not valid JSON" in errors[1]
     assert "invalid arguments for read_file: path: Input should be a valid string" in errors[2]
     assert "old_text not found in calc.py" in errors[3]

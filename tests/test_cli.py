@@ -52,7 +52,7 @@ def test_run_exits_nonzero_when_the_task_is_not_done(
     fake_openai.script(Reply("Done!"), Reply("Really done!"))
     done = agent_lsp("run", "fix it", "--root", str(project), "--max-steps", "2", env=server_env)
     assert done.returncode == 1
-    assert "■ failed after 2 steps: stopped after 2 steps without passing tests" in done.stdout
+    assert "■ failed after 2 steps: max steps (2) reached without passing tests" in done.stdout
     assert (project / "calc.py").read_text().count(BUG) == 1
 
 

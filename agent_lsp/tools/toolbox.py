@@ -11,16 +11,26 @@ from pydantic import ValidationError
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.messages import ToolCall, ToolResult, ToolSpec
+from agent_lsp.outputs import OutputKeeper
 from agent_lsp.seams import Tool
 
 log = logging.getLogger(__name__)
 
+SLOW_TOOLS = frozenset({"run_tests", "run_command"})
+
 
 class ToolBox:
-    def __init__(self, tools: Sequence[Tool], timeout: float, slow_timeout: float) -> None:
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        timeout: float,
+        slow_timeout: float,
+        keeper: OutputKeeper | None = None,
+    ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.timeout = timeout
         self.slow_timeout = slow_timeout
+        self.keeper = keeper
 
     def specs(self) -> list[ToolSpec]:
         return [
@@ -31,6 +41,12 @@ class ToolBox:
         ]
 
     async def call(self, call: ToolCall) -> ToolResult:
+        result = await self._call(call)
+        if self.keeper is not None and result.output:
+            result.output = self.keeper.keep(call.name, result.output)
+        return result
+
+    async def _call(self, call: ToolCall) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolResult.fail(
@@ -47,7 +63,7 @@ class ToolBox:
                 f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
             )
             return ToolResult.fail(f"invalid arguments for {call.name}: {problems}")
-        limit = self.slow_timeout if call.name == "run_tests" else self.timeout
+        limit = self.slow_timeout if call.name in SLOW_TOOLS else self.timeout
         try:
             return await asyncio.wait_for(tool.run(args), limit)
         except TimeoutError:

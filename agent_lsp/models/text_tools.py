@@ -1,0 +1,142 @@
+"""A plain-text tool protocol for models without native tool calling.
+
+The tools are described in the system prompt; the model answers with blocks
+
+    <tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>
+
+and tool results go back as user messages. The agent loop does not know the difference."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+
+from agent_lsp.errors import ModelError
+from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec
+from agent_lsp.seams import Model
+
+log = logging.getLogger(__name__)
+
+TIGHT = (",", ":")
+_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+PROTOCOL = """\
+You call tools by writing, anywhere in your answer, one block per call:
+<tool_call>{{"name": "<tool name>", "arguments": {{...}}}}</tool_call>
+The results come back in the next message. Answer without any block when you are done.
+Tools (JSON schema of the arguments):
+{tools}"""
+
+
+def describe_tools(tools: Sequence[ToolSpec]) -> str:
+    return "\n".join(
+        f"- {t.name}: {t.description}\n  arguments: {json.dumps(t.parameters, separators=TIGHT)}"
+        for t in tools
+    )
+
+
+def to_text_messages(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+) -> list[ChatMessage]:
+    """Rewrite a native-tool conversation into plain system/user/assistant messages."""
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m.role == "system":
+            text = f"{m.content or ''}\n\n{PROTOCOL.format(tools=describe_tools(tools))}"
+            out.append(ChatMessage(role="system", content=text))
+        elif m.role == "assistant":
+            blocks = [
+                f'<tool_call>{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}'
+                "</tool_call>"
+                for c in m.tool_calls
+            ]
+            out.append(
+                ChatMessage(role="assistant", content="\n".join([m.content or "", *blocks]).strip())
+            )
+        elif m.role == "tool":
+            result = f'<tool_result id="{m.tool_call_id}">\n{m.content}\n</tool_result>'
+            if (
+                out
+                and out[-1].role == "user"
+                and (out[-1].content or "").startswith("<tool_result")
+            ):
+                out[-1] = ChatMessage(role="user", content=f"{out[-1].content}\n{result}")
+            else:
+                out.append(ChatMessage(role="user", content=result))
+        else:
+            out.append(m)
+    return out
+
+
+def parse_tool_calls(content: str, step_id: str) -> tuple[str, list[ToolCall]]:
+    """Split an answer into its prose and its tool calls (broken JSON is passed on as such,
+    so the tool box reports it to the model)."""
+    calls: list[ToolCall] = []
+    for n, block in enumerate(_BLOCK.findall(content)):
+        try:
+            data = json.loads(block)
+            name = str(data.get("name", "")) if isinstance(data, dict) else ""
+            args = data.get("arguments", {}) if isinstance(data, dict) else {}
+            arguments = args if isinstance(args, str) else json.dumps(args)
+        except json.JSONDecodeError:
+            match = re.search(r'"name"\s*:\s*"([^"]+)"', block)
+            name, arguments = (match.group(1) if match else "invalid"), block
+        calls.append(ToolCall(id=f"text_{step_id}_{n}", name=name, arguments=arguments))
+    return _BLOCK.sub("", content).strip(), calls
+
+
+class TextToolModel:
+    """Wraps any Model; tools travel in the text, never in the `tools` parameter."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self._turn = 0
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
+        self._turn += 1
+        reply = await self.inner.complete(to_text_messages(messages, tools), [])
+        prose, calls = parse_tool_calls(reply.content or "", str(self._turn))
+        return ModelReply(content=prose or None, tool_calls=calls, usage=reply.usage)
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def refuses_tools(error: ModelError) -> bool:
+    text = str(error).lower()
+    return (
+        "http 400" in text and any(hint in text for hint in ("tool", "function", "not support"))
+    ) or ("http 422" in text and "tool" in text)
+
+
+class AutoToolModel:
+    """Native tool calling; if the endpoint refuses tools, the text protocol from then on."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.text: TextToolModel | None = None
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ModelReply:
+        if self.text is not None:
+            return await self.text.complete(messages, tools)
+        try:
+            return await self.inner.complete(messages, tools)
+        except ModelError as exc:
+            if not tools or not refuses_tools(exc):
+                raise
+            log.warning("the endpoint refused native tool calls (%s); using text tools", exc)
+            self.text = TextToolModel(self.inner)
+            return await self.text.complete(messages, tools)
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()

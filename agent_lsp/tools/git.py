@@ -1,0 +1,92 @@
+"""`git_status` and `git_diff` (GitPython), including the editor's unsaved changes."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_lsp.fileio import read_disk_text
+from agent_lsp.messages import ToolResult
+from agent_lsp.project import project_status
+from agent_lsp.workspace import Workspace
+
+
+class GitStatusArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GitStatusTool:
+    name = "git_status"
+    description = "Git branch, modified/staged/untracked files, last commits, unsaved buffers."
+    args_model = GitStatusArgs
+    read_only = True
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, args: GitStatusArgs) -> ToolResult:
+        status = await asyncio.to_thread(project_status, self.workspace.root, 100)
+        unsaved = sorted(unsaved_buffers(self.workspace))
+        if unsaved:
+            status += "\n  unsaved in the editor: " + ", ".join(unsaved)
+        return ToolResult.ok(status)
+
+
+class GitDiffArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str | None = Field(None, description="Limit the diff to this file or folder.")
+
+
+class GitDiffTool:
+    name = "git_diff"
+    description = (
+        "The diff of the working tree against HEAD, followed by the editor's unsaved changes "
+        "against the files on disk."
+    )
+    args_model = GitDiffArgs
+    read_only = True
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, args: GitDiffArgs) -> ToolResult:
+        target = self.workspace.resolve(args.path) if args.path else None
+        committed = await asyncio.to_thread(self._git_diff, target)
+        parts = [committed] if committed else []
+        for rel, (disk, buffer) in sorted(unsaved_buffers(self.workspace).items()):
+            if target is not None and not self.workspace.resolve(rel).is_relative_to(target):
+                continue
+            parts.append(
+                "".join(
+                    difflib.unified_diff(
+                        disk.splitlines(keepends=True),
+                        buffer.splitlines(keepends=True),
+                        f"a/{rel} (disk)",
+                        f"b/{rel} (editor, unsaved)",
+                    )
+                )
+            )
+        return ToolResult.ok("\n".join(parts) if parts else "no changes")
+
+    def _git_diff(self, target: object) -> str:
+        try:
+            import git
+
+            repo = git.Repo(self.workspace.root, search_parent_directories=True)
+            extra = ["--", str(target)] if target is not None else []
+            return str(repo.git.diff("HEAD", *extra)) if repo.head.is_valid() else ""
+        except Exception as exc:  # not a repository: say so
+            return f"(git diff unavailable: {type(exc).__name__})"
+
+
+def unsaved_buffers(workspace: Workspace) -> dict[str, tuple[str, str]]:
+    """Open buffers whose text differs from the file on disk: rel -> (disk, buffer)."""
+    out: dict[str, tuple[str, str]] = {}
+    for rel, text in workspace.overlays().items():
+        path = workspace.root / rel
+        disk = read_disk_text(path) if path.is_file() else ""
+        if disk != text:
+            out[rel] = (disk, text)
+    return out

@@ -1,0 +1,138 @@
+"""`list_files` and `search_text`: bounded, deduplicated views of the project."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapters.shadow import ShadowWorkspace
+from agent_lsp.errors import WorkspaceError
+from agent_lsp.messages import ToolResult
+from agent_lsp.workspace import Workspace
+
+SKIP_DIRS = ShadowWorkspace.SKIP_DIRS | {"dist", "build", ".idea", ".vscode"}
+MAX_FILE_BYTES = 1_000_000
+
+
+def walk_files(top: Path) -> Iterator[Path]:
+    """Files under `top`, sorted, skipping tool and dependency folders."""
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+class ListFilesArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(".", description="Folder relative to the workspace root.")
+    glob: str | None = Field(
+        None, description="Only paths matching this glob, e.g. '*.py' or 'tests/**/test_*.py'."
+    )
+
+
+class ListFilesTool:
+    name = "list_files"
+    description = "List project files under a folder (dependency and tool folders skipped)."
+    args_model = ListFilesArgs
+    read_only = True
+    limit = 300
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, args: ListFilesArgs) -> ToolResult:
+        top = self.workspace.resolve(args.path)
+        if not top.is_dir():
+            raise WorkspaceError(f"{args.path}: not a folder")
+        paths = await asyncio.to_thread(self._list, top, args.glob)
+        shown = paths[: self.limit]
+        more = f"\n[{len(paths) - self.limit} more not shown]" if len(paths) > self.limit else ""
+        return ToolResult.ok("\n".join(shown) + more if shown else "(no files)", count=len(paths))
+
+    def _list(self, top: Path, glob: str | None) -> list[str]:
+        out: list[str] = []
+        for path in walk_files(top):
+            rel = self.workspace.relative(path)
+            if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(path.name, glob)):
+                continue
+            out.append(rel)
+        return out
+
+
+class SearchTextArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    pattern: str = Field(min_length=1, description="Text to look for (a regex if regex=true).")
+    path: str = Field(".", description="File or folder to search, relative to the root.")
+    regex: bool = Field(False, description="Treat pattern as a Python regular expression.")
+
+
+class SearchTextTool:
+    name = "search_text"
+    description = (
+        "Search the project's text (open editor buffers included) for a string or regex; "
+        "returns path:line: text, identical lines listed once."
+    )
+    args_model = SearchTextArgs
+    read_only = True
+    limit = 100
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def run(self, args: SearchTextArgs) -> ToolResult:
+        try:
+            matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern))
+        except re.error as exc:
+            return ToolResult.fail(f"invalid regex: {exc}")
+        top = self.workspace.resolve(args.path)
+        buffers = dict(self.workspace.channel.buffers())
+        hits, total = await asyncio.to_thread(self._search, top, matcher, buffers)
+        if not hits:
+            return ToolResult.ok(f"no matches for {args.pattern!r}", matches=0)
+        more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
+        return ToolResult.ok("\n".join(hits) + more, matches=total)
+
+    def _search(
+        self, top: Path, matcher: re.Pattern[str], buffers: dict[Path, str]
+    ) -> tuple[list[str], int]:
+        hits: list[str] = []
+        seen: dict[str, int] = {}
+        total = 0
+        files = [top] if top.is_file() else walk_files(top)
+        for path in files:
+            text = buffers.get(path.resolve()) if buffers else None
+            if text is None:
+                text = _read_text_file(path)
+            if text is None:
+                continue
+            rel = self.workspace.relative(path)
+            for number, line in enumerate(text.splitlines(), 1):
+                if not matcher.search(line):
+                    continue
+                total += 1
+                key = line.strip()
+                if key in seen:  # the same line elsewhere: count it, do not repeat it
+                    seen[key] += 1
+                    continue
+                seen[key] = 1
+                if len(hits) < self.limit:
+                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
+        return hits, total
+
+
+def _read_text_file(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
