@@ -92,17 +92,17 @@ class SearchTextTool:
             return ToolResult.fail(f"invalid regex: {exc}")
         top = self.workspace.resolve(args.path)
         buffers = dict(self.workspace.channel.buffers())
-        hits, total = await asyncio.to_thread(self._search, top, matcher, buffers)
+        hits, total, matches = await asyncio.to_thread(self._search, top, matcher, buffers)
         if not hits:
             return ToolResult.ok(f"no matches for {args.pattern!r}", matches=0)
         more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
-        return ToolResult.ok("\n".join(hits) + more, matches=total)
+        return ToolResult.ok("\n".join(hits) + more, matches=matches)
 
     def _search(
         self, top: Path, matcher: re.Pattern[str], buffers: dict[Path, str]
-    ) -> tuple[list[str], int]:
-        hits: list[str] = []
-        seen: dict[str, int] = {}
+    ) -> tuple[list[str], int, int]:
+        first_seen: dict[str, tuple[str, int]] = {}  # identical lines are listed once
+        repeats: dict[str, int] = {}
         total = 0
         files = [top] if top.is_file() else walk_files(top)
         for path in files:
@@ -113,17 +113,19 @@ class SearchTextTool:
                 continue
             rel = self.workspace.relative(path)
             for number, line in enumerate(text.splitlines(), 1):
-                if not matcher.search(line):
-                    continue
-                total += 1
-                key = line.strip()
-                if key in seen:  # the same line elsewhere: count it, do not repeat it
-                    seen[key] += 1
-                    continue
-                seen[key] = 1
-                if len(hits) < self.limit:
-                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
-        return hits, total
+                if matcher.search(line):
+                    total += 1
+                    key = line.strip()
+                    if key in first_seen:
+                        repeats[key] = repeats.get(key, 0) + 1
+                    else:
+                        first_seen[key] = (rel, number)
+        hits = [
+            f"{rel}:{number}: {key[:200]}"
+            + (f" [+{repeats[key]} identical lines]" if key in repeats else "")
+            for key, (rel, number) in list(first_seen.items())[: self.limit]
+        ]
+        return hits, len(first_seen), total
 
 
 def _read_text_file(path: Path) -> str | None:

@@ -32,6 +32,7 @@ class RecordingChannel:
         if resolved in self.open:
             self.open[resolved] = new_text
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(new_text, encoding="utf-8")
 
     async def report(self, event: AgentEvent) -> None:
