@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
 from agent_lsp.lsp.tasks import TaskManager
+from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
 from agent_lsp.settings import Settings, load_settings
@@ -23,6 +24,7 @@ from agent_lsp.task import Task, TaskKind
 log = logging.getLogger(__name__)
 
 RUN_TASK_COMMAND = "agentLsp.runTask"
+RUN_TESTS_COMMAND = "agentLsp.runTests"
 
 
 class AgentLanguageServer(LanguageServer):
@@ -33,6 +35,7 @@ class AgentLanguageServer(LanguageServer):
         self.model_factory = model_factory
         self.session: Session | None = None
         self.tasks = TaskManager(self)
+        self.test_runs = TestRuns(self)
 
     def start_session(self, root: Path, options: Any) -> None:
         loaded = load_settings(root, options if isinstance(options, dict) else None)
@@ -41,7 +44,29 @@ class AgentLanguageServer(LanguageServer):
                 t.LogMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {warning}")
             )
         model = self.model_factory(loaded.settings) if self.model_factory else None
-        self.session = Session(root, loaded.settings, model)
+        session = Session(root, loaded.settings, model)
+        session.diagnostics.listeners.append(
+            lambda paths: publish_test_diagnostics(self, session, paths)
+        )
+        self.session = session
+
+    def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
+        """Remember what the editor showed, for the get_diagnostics tool."""
+        path = uri_to_path(uri)
+        if path is not None and self.session is not None:
+            seen = [diagnostic_info(d) for d in diagnostics if d.source != "agent-lsp"]
+            self.session.diagnostics.seen_in_editor(path.resolve(), seen)
+
+    def apply_editor_settings(self, options: Any) -> None:
+        """workspace/didChangeConfiguration: re-merge every source with the new editor layer."""
+        session = self.require_session()
+        section = options.get("agentLsp", options) if isinstance(options, dict) else None
+        loaded = load_settings(session.root, section if isinstance(section, dict) else None)
+        for warning in loaded.warnings:
+            self.window_log_message(
+                t.LogMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {warning}")
+            )
+        session.update_settings(loaded.settings)
 
     def require_session(self) -> Session:
         if self.session is None:
@@ -83,6 +108,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         only = params.context.only
         if only and not any(str(k).startswith("quickfix") for k in only):
             return []
+        ls.note_editor_diagnostics(params.text_document.uri, params.context.diagnostics)
         return code_actions(
             params.text_document.uri, params.context.diagnostics, ls.tasks.running_id
         )
@@ -102,6 +128,24 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         if not text:
             return {"error": 'agentLsp.runTask needs {"task": "..."}'}
         return ls.start_task(Task(kind=TaskKind.TASK, instruction=text))
+
+    @server.command(RUN_TESTS_COMMAND)
+    def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+        first = args[0] if args else None
+        uri = first.get("uri") if isinstance(first, dict) else None
+        path = uri_to_path(str(uri)) if uri else None
+        return ls.test_runs.start(ls.require_session(), path)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+        if ls.session is not None and ls.session.settings.tests.run_on_save:
+            ls.test_runs.start(ls.session, None)
+
+    @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: AgentLanguageServer, params: t.DidChangeConfigurationParams
+    ) -> None:
+        ls.apply_editor_settings(params.settings)
 
     @server.command(CANCEL_COMMAND)
     def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:

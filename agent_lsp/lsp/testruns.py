@@ -1,0 +1,100 @@
+"""`agentLsp.runTests` and run-on-save: the project's tests in the background; failures become
+diagnostics (`source: "agent-lsp"`) at the failing line, each offering "Ask agent to fix"."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as t
+
+from agent_lsp.fileio import read_disk_text
+from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.lsp.textedit import lsp_lines
+from agent_lsp.session import Session
+from agent_lsp.workspace import Workspace
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+SOURCE = "agent-lsp"
+
+
+class TestRuns:
+    """At most one test run at a time; a request while one runs is answered with its state."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.running: asyncio.Task[None] | None = None
+
+    def start(self, session: Session, target: Path | None) -> dict[str, str]:
+        if self.running is not None and not self.running.done():
+            return {"status": "already running"}
+        if session.verifier is None:
+            message = f"agent-lsp: no test runner found ({session.root})"
+            self.server.window_show_message(
+                t.ShowMessageParams(type=t.MessageType.Warning, message=message)
+            )
+            return {"error": message}
+        self.running = asyncio.get_running_loop().create_task(self._run(session, target))
+        return {"status": "started"}
+
+    async def _run(self, session: Session, target: Path | None) -> None:
+        verifier = session.verifier
+        if verifier is None:
+            return
+        channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+        workspace = Workspace(session.root, channel)
+        targets = [workspace.relative(target)] if target is not None else []
+        try:
+            report = await verifier.run(workspace, targets)
+        except Exception as exc:  # reported, never fatal
+            log.exception("test run failed")
+            self._show(t.MessageType.Error, f"agent-lsp: tests could not run: {exc!r}")
+            return
+        kind = t.MessageType.Info if report.ok else t.MessageType.Warning
+        self._show(kind, f"agent-lsp: tests: {report.summary()}")
+
+    def _show(self, kind: t.MessageType, message: str) -> None:
+        self.server.window_show_message(t.ShowMessageParams(type=kind, message=message))
+
+
+def publish_test_diagnostics(server: LanguageServer, session: Session, paths: set[Path]) -> None:
+    """Send agent-lsp's own diagnostics for `paths` (an empty list clears a file)."""
+    for path in paths:
+        uri = path.as_uri()
+        text = _text_of(server, uri, path)
+        lines = lsp_lines(text)
+        diagnostics: list[t.Diagnostic] = []
+        for info in session.diagnostics.tests_for(path):
+            line = min(info.line, max(len(lines) - 1, 0))
+            width = len(lines[line].rstrip("\r\n").encode("utf-16-le")) // 2 if lines else 0
+            diagnostics.append(
+                t.Diagnostic(
+                    range=t.Range(
+                        start=t.Position(line=line, character=0),
+                        end=t.Position(line=line, character=width),
+                    ),
+                    message=info.message,
+                    severity=t.DiagnosticSeverity.Error,
+                    source=SOURCE,
+                )
+            )
+        server.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+
+def _text_of(server: LanguageServer, uri: str, path: Path) -> str:
+    doc = server.workspace.text_documents.get(uri)
+    if doc is not None:
+        return doc.source
+    try:
+        return read_disk_text(path)
+    except OSError:
+        return ""

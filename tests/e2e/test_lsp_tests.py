@@ -1,0 +1,112 @@
+"""agentLsp.runTests, test failures as diagnostics, run on save — over real LSP, real pytest."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types as t
+
+from tests.conftest import BUG, FIX
+from tests.e2e.editor_client import EditorClient, editor_session
+from tests.fakes.openai_server import FakeOpenAIServer
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 60) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.05)
+
+
+async def run_tests(client: EditorClient, *args: object) -> object:
+    return await client.workspace_execute_command_async(
+        t.ExecuteCommandParams(command="agentLsp.runTests", arguments=list(args))
+    )
+
+
+async def test_failures_become_diagnostics_that_offer_a_fix(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    test_uri = (project / "tests" / "test_calc.py").resolve().as_uri()
+    async with editor_session("vscode", project, server_env) as client:
+        calc_uri = client.open(project / "calc.py")
+        assert await run_tests(client) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: tests: 1 passed, 1 failed")
+        await until(lambda: bool(client.diagnostics.get(test_uri)))
+        (diagnostic,) = client.diagnostics[test_uri]
+        assert diagnostic.source == "agent-lsp"
+        assert diagnostic.severity == t.DiagnosticSeverity.Error
+        assert diagnostic.range == t.Range(
+            start=t.Position(line=8, character=0), end=t.Position(line=8, character=34)
+        )
+        assert diagnostic.message.startswith("tests/test_calc.py::test_average: assert 3.0 == 4")
+
+        actions = await client.text_document_code_action_async(
+            t.CodeActionParams(
+                text_document=t.TextDocumentIdentifier(uri=test_uri),
+                range=diagnostic.range,
+                context=t.CodeActionContext(diagnostics=[diagnostic]),
+            )
+        )
+        assert actions is not None
+        assert [a.title for a in actions] == [
+            "Ask agent to fix: tests/test_calc.py::test_average: assert 3.0 == 4"
+        ]
+
+        # The user fixes the bug in the buffer without saving: the tests see the buffer.
+        client.apply(
+            t.ApplyWorkspaceEditParams(
+                edit=t.WorkspaceEdit(
+                    changes={
+                        calc_uri: [
+                            t.TextEdit(
+                                range=t.Range(
+                                    start=t.Position(line=9, character=0),
+                                    end=t.Position(line=10, character=0),
+                                ),
+                                new_text=FIX,
+                            )
+                        ]
+                    }
+                )
+            )
+        )
+        assert BUG in (project / "calc.py").read_text()
+        client.messages.clear()
+        assert await run_tests(client) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: tests: 2 passed, 0 failed")
+        await until(lambda: not client.diagnostics.get(test_uri, [1]), timeout=10)
+    assert fake_openai.requests == []  # running tests never calls the model
+
+
+async def test_run_on_save_follows_the_settings(project: Path, server_env: dict[str, str]) -> None:
+    async with editor_session("neovim", project, server_env) as client:
+        uri = client.open(project / "calc.py")
+        save = t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=uri))
+        client.text_document_did_save(save)
+        await asyncio.sleep(1.0)
+        assert not [m for m in client.messages if "tests:" in m.message]  # off by default
+        client.workspace_did_change_configuration(
+            t.DidChangeConfigurationParams(settings={"agentLsp": {"tests": {"runOnSave": True}}})
+        )
+        client.text_document_did_save(save)
+        await client.wait_for_message("agent-lsp: tests: 1 passed, 1 failed")
+
+
+async def test_run_tests_without_a_runner_says_so(
+    tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("nothing to test\n")
+    async with editor_session("emacs", empty, server_env) as client:
+        result = await run_tests(client)
+        assert isinstance(result, dict) and result["error"].startswith(
+            "agent-lsp: no test runner found"
+        )
+        shown = await client.wait_for_message("no test runner found")
+        assert shown.type == t.MessageType.Warning
