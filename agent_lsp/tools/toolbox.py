@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -17,6 +18,27 @@ from agent_lsp.seams import Tool
 log = logging.getLogger(__name__)
 
 SLOW_TOOLS = frozenset({"run_tests", "run_command"})
+
+
+def compact_schema(node: Any) -> Any:
+    """The JSON schema without what costs tokens and tells the model nothing: titles, and
+    `anyOf [T, null]` with a null default on optional fields (absent means null)."""
+    if isinstance(node, list):
+        return [compact_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        out[key] = compact_schema(value)
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and out.get("default", "") is None:
+        kept = [v for v in variants if v != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del out["anyOf"], out["default"]
+            out = {**kept[0], **out}
+    return out
 
 
 class ToolBox:
@@ -35,7 +57,9 @@ class ToolBox:
     def specs(self) -> list[ToolSpec]:
         return [
             ToolSpec(
-                name=t.name, description=t.description, parameters=t.args_model.model_json_schema()
+                name=t.name,
+                description=t.description,
+                parameters=compact_schema(t.args_model.model_json_schema()),
             )
             for t in self.tools.values()
         ]
