@@ -12,6 +12,7 @@ Run: .venv/bin/python bench/prompt_tokens.py   (writes bench/results/prompt_toke
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -173,8 +174,7 @@ async def ours(s: Scenario, root: Path) -> tuple[list[int], str]:
         path=s.path,
         diagnostic=DiagnosticInfo(message=s.message, line=line - 1, source="pytest"),
     )
-    with open("/dev/null", "w") as sink:
-        outcome = await session.run_task(task, TerminalChannel(out=sink))
+    outcome = await session.run_task(task, TerminalChannel(out=io.StringIO()))
     await session.aclose()
     return model.tokens, outcome.status.value
 
