@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_lsp.editing import EditFailure, EditMatch, MatchKind, find_edit
 from agent_lsp.messages import ToolResult
 from agent_lsp.syntax import syntax_error
 from agent_lsp.workspace import Workspace
@@ -60,10 +59,13 @@ class EditFileTool:
     name = "edit_file"
     description = (
         "Replace one occurrence of old_text with new_text in a file. The edit lands in the "
-        "editor buffer (undoable) when the file is open."
+        "editor buffer (undoable) when the file is open. If old_text differs from the file only "
+        "in line endings, trailing whitespace, indentation or one slightly stale line, the edit "
+        "still applies at the one matching place and the result says what was adjusted."
     )
     args_model = EditFileArgs
     read_only = False
+    max_shown = 30  # lines of the edited region shown after a re-indented or close match
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -80,53 +82,37 @@ class EditFileTool:
             )
         if args.old_text == args.new_text:
             return ToolResult.ok("no change: old_text and new_text are identical", changed=False)
-        count = text.count(args.old_text) if args.old_text else 0
-        if count == 0:
-            if args.new_text and args.new_text in text:
-                return ToolResult.ok("no change: the edit is already applied", changed=False)
-            return ToolResult.fail(
-                f"old_text not found in {args.path}. {_closest(text, args.old_text)}"
+        found = find_edit(text, args.old_text, args.new_text, name=args.path)
+        if isinstance(found, EditFailure):
+            return ToolResult.fail(found.message, reason=found.kind.value)
+        if found.already_applied:
+            return ToolResult.ok(
+                f"no change: the edit is already applied ({found.note})", changed=False
             )
-        if count > 1:
-            return ToolResult.fail(
-                f"old_text occurs {count} times in {args.path} (lines "
-                f"{', '.join(map(str, _occurrence_lines(text, args.old_text)))}); "
-                "include more surrounding lines so it is unique"
-            )
-        new_text = text.replace(args.old_text, args.new_text, 1)
-        broken = syntax_error(path, new_text)
-        if broken and not syntax_error(path, text):
-            return ToolResult.fail(f"edit rejected, it would break the syntax: {broken}")
-        await ws.write_text(path, new_text, f"agent-lsp: edit {args.path}")
-        line = text[: text.index(args.old_text)].count("\n") + 1
+        broken = await syntax_error(path, found.text)
+        if broken and not await syntax_error(path, text):
+            why = f" ({found.note})" if found.note else ""
+            return ToolResult.fail(f"edit rejected, it would break the syntax: {broken}{why}")
+        await ws.write_text(path, found.text, f"agent-lsp: edit {args.path}")
         return ToolResult.ok(
-            f"edited {args.path} at line {line}", changed=True, path=args.path, line=line
+            self._report(args.path, found),
+            changed=True,
+            path=args.path,
+            line=found.start_line,
+            match=found.kind.value,
         )
 
-
-def _occurrence_lines(text: str, needle: str) -> list[int]:
-    lines: list[int] = []
-    start = text.find(needle)
-    while start != -1 and len(lines) < 10:
-        lines.append(text[:start].count("\n") + 1)
-        start = text.find(needle, start + 1)
-    return lines
-
-
-def _closest(text: str, needle: str) -> str:
-    """Point at the most similar region of the file, with line numbers."""
-    lines = text.splitlines()
-    want = needle.strip("\n").splitlines() or [""]
-    size = len(want)
-    best_ratio, best_at = 0.0, -1
-    for i in range(max(1, len(lines) - size + 1)):
-        window = "\n".join(lines[i : i + size])
-        ratio = difflib.SequenceMatcher(None, window, "\n".join(want)).ratio()
-        if ratio > best_ratio:
-            best_ratio, best_at = ratio, i
-    if best_at < 0 or best_ratio < 0.5:
-        return "Read the file again and copy the text exactly."
-    region = "\n".join(
-        f"{n + 1}| {lines[n]}" for n in range(best_at, min(best_at + size, len(lines)))
-    )
-    return f"The closest text ({best_ratio:.0%} similar) is:\n{region}"
+    def _report(self, rel: str, found: EditMatch) -> str:
+        """What was edited; after a re-indented or close match, also the lines as they now read."""
+        done = f"edited {rel} at line {found.start_line}"
+        if not found.note:
+            return done
+        if found.kind not in (MatchKind.INDENTATION, MatchKind.CLOSE):
+            return f"{done} ({found.note})"
+        lines = found.text.splitlines()
+        first, last = found.start_line, min(found.new_end_line, len(lines))
+        last = min(last, first + self.max_shown - 1)
+        shown = "\n".join(f"{n}| {lines[n - 1]}" for n in range(first, last + 1))
+        return f"{done} ({found.note})" + (
+            f"; the edited lines now read:\n{shown}" if shown else ""
+        )
