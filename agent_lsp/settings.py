@@ -80,9 +80,7 @@ class SuggestionSettings(_Section):
 
 
 class TestSettings(_Section):
-    run_on_save: bool = Field(
-        False, description="Run the project's tests when a file is saved (planned; not active yet)."
-    )
+    run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
 
 
