@@ -48,7 +48,9 @@ class Agent:
         verifier: Verifier | None,
         profile: str,
         limits: Limits,
+        repo_map: str = "",
     ) -> None:
+        self.repo_map = repo_map
         self.model = model
         self.toolbox = toolbox
         self.workspace = workspace
@@ -61,7 +63,7 @@ class Agent:
         self.messages: list[ChatMessage] = []
 
     async def run(self, task: Task) -> TaskOutcome:
-        self.messages = build_messages(task, self.workspace, self.profile)
+        self.messages = build_messages(task, self.workspace, self.profile, self.repo_map)
         await self._emit(EventKind.STARTED, f"started: {task.title()}")
         step = 0
         try:

@@ -25,11 +25,16 @@ Project: {profile}
 CONTEXT_LINES = 15
 
 
-def build_messages(task: Task, workspace: Workspace, profile: str) -> list[ChatMessage]:
+def build_messages(
+    task: Task, workspace: Workspace, profile: str, repo_map: str = ""
+) -> list[ChatMessage]:
     system = SYSTEM_PROMPT.format(root=workspace.root, profile=profile)
+    text = _task_text(task, workspace)
+    if repo_map:
+        text += f"\n\nProject map (definitions by file; find_symbol for more):\n{repo_map}"
     return [
         ChatMessage(role="system", content=system),
-        ChatMessage(role="user", content=_task_text(task, workspace)),
+        ChatMessage(role="user", content=text),
     ]
 
 

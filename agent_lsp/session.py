@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from adapters import PosixShell, describe_project, detect_toolchain
@@ -14,6 +15,7 @@ from agent_lsp.permissions import CommandPolicy
 from agent_lsp.project import project_status
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.settings import Settings, ToolCalling
+from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.task import Task
 from agent_lsp.tools import (
     EditFileTool,
@@ -30,8 +32,12 @@ from agent_lsp.tools import (
     UpdateTaskTool,
     WriteFileTool,
 )
+from agent_lsp.tools.symbols import FindSymbolTool
 from agent_lsp.verify import Verifier
 from agent_lsp.workspace import Workspace
+
+REPO_MAP_TOKENS = 1024
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def make_model(settings: Settings) -> Model:
@@ -63,6 +69,7 @@ class Session:
         self.shell = PosixShell()
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
+        self.symbols = SymbolIndex(self.root)
         self._verifier: Verifier | None = None
         self._profile: str | None = None
 
@@ -103,6 +110,7 @@ class Session:
             ReadFileTool(workspace),
             ListFilesTool(workspace),
             SearchTextTool(workspace),
+            FindSymbolTool(workspace, self.symbols),
             EditFileTool(workspace),
             WriteFileTool(workspace),
             RunTestsTool(workspace, self.verifier),
@@ -114,7 +122,24 @@ class Session:
             UpdateTaskTool(workspace),
         ]
 
-    def make_agent(self, channel: EditorChannel, profile: str) -> Agent:
+    async def repo_map(self, task: Task, channel: EditorChannel) -> str:
+        """A token-budgeted map of the project, the task's file and named symbols first."""
+        buffers = dict(channel.buffers())
+        focus = [self.root / task.path] if task.path else []
+        words = set(
+            IDENTIFIER.findall(
+                task.instruction + " " + (task.diagnostic.message if task.diagnostic else "")
+            )
+        )
+
+        def build() -> str:
+            self.symbols.refresh()
+            self.symbols.sync_buffers(buffers)
+            return repo_map(self.symbols, REPO_MAP_TOKENS, focus_files=focus, mentioned=words)
+
+        return await asyncio.to_thread(build)
+
+    def make_agent(self, channel: EditorChannel, profile: str, repo: str = "") -> Agent:
         workspace = Workspace(self.root, channel)
         toolbox = ToolBox(
             self.tools(workspace, channel),
@@ -127,10 +152,11 @@ class Session:
             max_tokens=self.settings.max_tokens,
             context_window=self.settings.model.context_window,
         )
-        return Agent(self.model, toolbox, workspace, channel, self.verifier, profile, limits)
+        return Agent(self.model, toolbox, workspace, channel, self.verifier, profile, limits, repo)
 
     async def run_task(self, task: Task, channel: EditorChannel) -> TaskOutcome:
-        return await self.make_agent(channel, await self.profile()).run(task)
+        profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
+        return await self.make_agent(channel, profile, repo).run(task)
 
     def close(self) -> None:
         if self._verifier is not None:

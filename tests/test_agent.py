@@ -20,6 +20,7 @@ CONTRACT_TOOLS = [
     "read_file",
     "list_files",
     "search_text",
+    "find_symbol",
     "edit_file",
     "write_file",
     "run_tests",
@@ -117,7 +118,7 @@ async def test_bad_tool_calls_become_error_results_and_the_loop_goes_on(
 
     assert outcome.status is TaskStatus.COMPLETED
     errors = tool_messages(fake_openai.requests[5])
-    assert "unknown tool 'delete_everything'; available: edit_file, get_diagnostics," in errors[0]
+    assert "unknown tool 'delete_everything'; available: edit_file, find_symbol," in errors[0]
     assert "arguments for read_file are not valid JSON" in errors[1]
     assert "invalid arguments for read_file: path: Input should be a valid string" in errors[2]
     assert "old_text not found in calc.py" in errors[3]
@@ -210,3 +211,25 @@ async def test_the_model_is_told_the_project_profile_and_git_status(
     assert "tests: pytest" in system
     assert "git: branch main\n  modified: calc.py\n  untracked: notes.txt" in system
     assert "last commits: " in system and " initial sample" in system
+
+
+async def test_the_prompt_carries_a_repo_map_and_find_symbol_works(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("find_symbol", {"name": "average"})]), *fix_average_script()
+    )
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(FIX_TASK, RecordingChannel())
+    await session.aclose()
+    assert outcome.status is TaskStatus.COMPLETED
+    user = fake_openai.requests[0]["messages"][1]["content"]
+    assert user.endswith(
+        "Project map (definitions by file; find_symbol for more):\n"
+        "calc.py:\n  4: def add(a: float, b: float) -> float\n"
+        "  8: def average(values: list[float]) -> float\n"
+        "tests/test_calc.py:\n  4: def test_add() -> None\n  8: def test_average() -> None\n"
+    )
+    found = tool_messages(fake_openai.requests[1])[0]
+    assert "calc.py:8 function: def average(values: list[float]) -> float" in found
+    assert "tests/test_calc.py:1: from calc import add, average" in found

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Language = Literal["python", "javascript", "typescript", "tsx", "go"]
 Engine = Literal["auto", "tree-sitter", "regex"]
@@ -52,6 +52,16 @@ class Definition:
         return f"{self.container}.{self.name}" if self.container else self.name
 
 
+class Found(NamedTuple):
+    """A definition as an engine finds it, before containers and signatures are added."""
+
+    name: str
+    kind: str
+    line: int
+    end_line: int
+    container: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class FileSymbols:
     """What one file defines, and how often each identifier occurs in it (its references)."""
@@ -63,20 +73,41 @@ class FileSymbols:
 
 
 _SPACE = re.compile(r"\s+")
+_WRAPPED_OPEN = re.compile(r"([(\[{]) ")
+_WRAPPED_CLOSE = re.compile(r",? ([)\]}])")
+_HEADER_CHARS = re.compile(r"[()\[\]{}:]")
+_RECEIVER_TYPE = re.compile(r"(\w+)\s*(?:\[[^\]]*\])?\s*\)?\s*$")
 
 
-def signature_at(lines: list[str], line: int) -> str:
+def go_receiver_type(receiver: str) -> str | None:
+    """The type name of a Go method receiver such as `(s *Stack[T])`."""
+    match = _RECEIVER_TYPE.search(receiver)
+    return match.group(1) if match else None
+
+
+def signature_at(lines: list[str], line: int, body_opener: str | None) -> str:
     """The header of the definition starting at 1-based `line`: joined until its brackets close,
-    whitespace collapsed, the trailing `:` / `{` dropped, capped in length."""
+    cut where the body opens (`body_opener` at bracket depth 0: ":" for Python, "{" for brace
+    languages, None to keep the whole statement), whitespace collapsed, capped in length."""
     parts: list[str] = []
     depth = 0
     for text in lines[line - 1 : line + 7]:
-        parts.append(text.strip())
-        depth += sum(text.count(c) for c in "([") - sum(text.count(c) for c in ")]")
-        if depth <= 0:
+        cut = None
+        for match in _HEADER_CHARS.finditer(text):
+            char = match.group()
+            if char == body_opener and depth == 0:
+                cut = match.start()
+                break
+            if char in "([{":
+                depth += 1
+            elif char != ":":
+                depth -= 1
+        parts.append(text[:cut].strip())
+        if cut is not None or depth <= 0:
             break
-    header = _SPACE.sub(" ", " ".join(parts)).strip()
-    header = header.removesuffix("{").rstrip().removesuffix(":").rstrip()
+    header = _SPACE.sub(" ", " ".join(parts)).strip().rstrip(";").rstrip()
+    if len(parts) > 1:  # undo the layout of a wrapped header: "f( a, b, )" -> "f(a, b)"
+        header = _WRAPPED_CLOSE.sub(r"\1", _WRAPPED_OPEN.sub(r"\1", header))
     if len(header) > SIGNATURE_MAX:
         header = header[: SIGNATURE_MAX - 1] + "…"
     return header

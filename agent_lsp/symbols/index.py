@@ -1,0 +1,379 @@
+"""`SymbolIndex`: the definitions and identifier counts of every source file under a root.
+
+Built by walking the tree (vendored, virtualenv, VCS, cache and build directories skipped; big
+files skipped), kept per file with the mtime and size it was parsed at. `refresh()` re-parses only
+files whose mtime or size changed; `update_file()` takes an editor buffer's text, which then wins
+over the disk until `close_file()`. Parsing happens outside the lock, so a build in a worker
+thread never blocks readers for long; every query works on immutable per-file snapshots.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_lsp.fileio import read_disk_text
+from agent_lsp.symbols.extract import describe_engines, extract
+from agent_lsp.symbols.lexical import reference_lines
+from agent_lsp.symbols.model import Definition, Engine, FileSymbols, language_for
+
+DEFAULT_SKIP_DIRS = frozenset(
+    {
+        "node_modules",
+        "venv",
+        "__pycache__",
+        "build",
+        "dist",
+        "site-packages",
+        "vendor",
+        "target",
+    }
+)  # and every directory whose name starts with "." (.git, .venv, .tox, caches) or that holds
+# a pyvenv.cfg (a virtualenv under any name)
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+DEFAULT_MAX_FILES = 50_000
+REFERENCE_TEXT_MAX = 200
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One file as indexed; `buffer` is the editor's text when it came from `update_file`."""
+
+    path: str  # relative to the root, POSIX separators
+    mtime_ns: int
+    size: int
+    symbols: FileSymbols
+    buffer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolHit:
+    path: str
+    definition: Definition
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    path: str
+    line: int
+    text: str
+
+
+class SymbolIndex:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        engine: Engine = "auto",
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+        skip_dirs: Iterable[str] = DEFAULT_SKIP_DIRS,
+    ) -> None:
+        self.root = root.resolve()
+        self.engine: Engine = engine
+        self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self.skip_dirs = frozenset(skip_dirs)
+        self.truncated = False  # more than max_files candidates were found
+        self._files: dict[str, IndexedFile] = {}
+        self._by_name: dict[str, list[str]] = {}  # name -> keys of the files defining it
+        self._lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._built = False
+        self._generation = 0
+        self._totals: tuple[int, Counter[str]] | None = None
+
+    # ------------------------------------------------------------------ status
+
+    @property
+    def built(self) -> bool:
+        return self._built
+
+    @property
+    def generation(self) -> int:
+        """Grows with every change; callers can cache derived data against it."""
+        return self._generation
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def describe(self) -> str:
+        more = f" (stopped at {self.max_files} files)" if self.truncated else ""
+        count = len(self._files)
+        files = f"{count} file{'' if count == 1 else 's'} indexed{more}"
+        return f"{files}; engine: {describe_engines(self.engine)}"
+
+    # ------------------------------------------------------------------ building
+
+    def build(self) -> int:
+        """Index everything from scratch (editor buffers are kept); returns the file count."""
+        with self._refresh_lock:
+            with self._lock:
+                for key in [k for k, f in self._files.items() if f.buffer is None]:
+                    self._drop(key)
+            self._refresh()
+        return len(self._files)
+
+    def refresh(self) -> int:
+        """Parse new files and files whose mtime or size changed, forget deleted ones (editor
+        buffers are left alone); returns how many files changed. The first call builds."""
+        with self._refresh_lock:
+            return self._refresh()
+
+    def _refresh(self) -> int:
+        found = self._scan()
+        with self._lock:
+            known = dict(self._files)
+        changed = 0
+        for key, (mtime_ns, size) in found.items():
+            old = known.get(key)
+            if old is None or (old.buffer is None and (old.mtime_ns, old.size) != (mtime_ns, size)):
+                changed += self._load_disk(key, mtime_ns, size)
+        for key, old in known.items():
+            if key not in found and old.buffer is None:
+                with self._lock:
+                    if (current := self._files.get(key)) is not None and current.buffer is None:
+                        self._drop(key)
+                        changed += 1
+        self._built = True
+        return changed
+
+    def _scan(self) -> dict[str, tuple[int, int]]:
+        """Indexable files under the root: relative path -> (mtime_ns, size)."""
+        found: dict[str, tuple[int, int]] = {}
+        self.truncated = False
+        pending = [(str(self.root), "")]
+        while pending:
+            directory, prefix = pending.pop()
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue
+            if prefix and any(e.name == "pyvenv.cfg" for e in entries):
+                continue  # a virtualenv, whatever its name
+            subdirectories: list[tuple[str, str]] = []
+            for entry in entries:
+                name = entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if name not in self.skip_dirs and not name.startswith("."):
+                            subdirectories.append((entry.path, f"{prefix}{name}/"))
+                        continue
+                    if language_for(name) is None:
+                        continue
+                    info = entry.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_size <= self.max_file_bytes:
+                    if len(found) >= self.max_files:
+                        self.truncated = True
+                        return found
+                    found[prefix + name] = (info.st_mtime_ns, info.st_size)
+            pending.extend(reversed(subdirectories))
+        return found
+
+    def _load_disk(self, key: str, mtime_ns: int, size: int) -> int:
+        path = self.root / key
+        language = language_for(key)
+        try:
+            text = read_disk_text(path)
+        except OSError:
+            return 0
+        if language is None:
+            return 0
+        entry = IndexedFile(key, mtime_ns, size, extract(text, language, self.engine))
+        with self._lock:
+            current = self._files.get(key)
+            if current is not None and current.buffer is not None:
+                return 0  # the editor's text arrived meanwhile and wins
+            self._put(key, entry)
+        return 1
+
+    # ------------------------------------------------------------------ editor buffers
+
+    def update_file(self, path: Path | str, text: str) -> bool:
+        """Index the editor's text of `path` (it wins over the disk until `close_file`);
+        False when the file is not indexable (outside the root, unknown language, too big)."""
+        key = self.key(path)
+        language = language_for(key) if key else None
+        if key is None or language is None:
+            return False
+        if len(text) > self.max_file_bytes:
+            self.close_file(path)
+            return False
+        current = self._files.get(key)
+        if current is not None and current.buffer == text:
+            return True
+        entry = IndexedFile(key, -1, len(text), extract(text, language, self.engine), text)
+        with self._lock:
+            self._put(key, entry)
+        return True
+
+    def close_file(self, path: Path | str) -> None:
+        """The editor closed `path`: index the disk's text again (or forget a deleted file)."""
+        key = self.key(path)
+        if key is None:
+            return
+        with self._lock:
+            current = self._files.get(key)
+            if current is None or current.buffer is None:
+                return
+            self._drop(key)
+        try:
+            info = (self.root / key).stat()
+        except OSError:
+            return
+        if stat.S_ISREG(info.st_mode) and info.st_size <= self.max_file_bytes:
+            self._load_disk(key, info.st_mtime_ns, info.st_size)
+
+    def sync_buffers(self, buffers: Mapping[Path, str]) -> int:
+        """Make the index match the open buffers: index changed ones, release closed ones."""
+        changed = 0
+        open_keys: set[str] = set()
+        for path, text in buffers.items():
+            key = self.key(path)
+            if key is None:
+                continue
+            open_keys.add(key)
+            current = self._files.get(key)
+            if (current is None or current.buffer != text) and self.update_file(key, text):
+                changed += 1
+        with self._lock:
+            buffered = [k for k, f in self._files.items() if f.buffer is not None]
+        for key in buffered:
+            if key not in open_keys:
+                self.close_file(key)
+                changed += 1
+        return changed
+
+    def key(self, path: Path | str) -> str | None:
+        """The index key (root-relative POSIX path) of `path`, or None outside the root."""
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        candidate = Path(os.path.normpath(candidate))
+        if not candidate.is_relative_to(self.root):
+            candidate = candidate.resolve()
+            if not candidate.is_relative_to(self.root):
+                return None
+        return candidate.relative_to(self.root).as_posix()
+
+    # ------------------------------------------------------------------ bookkeeping (locked)
+
+    def _put(self, key: str, entry: IndexedFile) -> None:
+        self._drop(key)
+        self._files[key] = entry
+        for definition in entry.symbols.definitions:
+            keys = self._by_name.setdefault(definition.name, [])
+            if key not in keys:
+                keys.append(key)
+        self._generation += 1
+
+    def _drop(self, key: str) -> None:
+        old = self._files.pop(key, None)
+        if old is None:
+            return
+        for definition in old.symbols.definitions:
+            keys = self._by_name.get(definition.name)
+            if keys is not None and key in keys:
+                keys.remove(key)
+                if not keys:
+                    del self._by_name[definition.name]
+        self._generation += 1
+
+    # ------------------------------------------------------------------ queries
+
+    def files(self) -> list[IndexedFile]:
+        """A snapshot of every indexed file, by path."""
+        with self._lock:
+            return sorted(self._files.values(), key=lambda f: f.path)
+
+    def file(self, path: Path | str) -> IndexedFile | None:
+        key = self.key(path)
+        return None if key is None else self._files.get(key)
+
+    def definitions(self, name: str) -> list[SymbolHit]:
+        """Definitions of `name`; `Container.name` keeps those inside that class or type."""
+        container, _, bare = name.rpartition(".")
+        with self._lock:
+            entries = [self._files[k] for k in self._by_name.get(bare, ())]
+        hits = [
+            SymbolHit(entry.path, d)
+            for entry in entries
+            for d in entry.symbols.definitions
+            if d.name == bare and (not container or d.container == container)
+        ]
+        return sorted(hits, key=lambda h: (h.path, h.definition.line))
+
+    def occurrences(self, name: str) -> dict[str, int]:
+        """Per file, how often `name` occurs as an identifier (definitions included)."""
+        bare = name.rpartition(".")[2]
+        with self._lock:
+            entries = list(self._files.values())
+        found = [(e.path, e.symbols.identifiers.get(bare, 0)) for e in entries]
+        return dict(sorted(item for item in found if item[1]))
+
+    def references(
+        self, name: str, limit: int = 50, *, skip_definitions: bool = True
+    ) -> list[Reference]:
+        """Lines where `name` occurs as an identifier (by path, then line), read from the
+        editor's text or the disk now; definition lines of `name` are left out by default."""
+        bare = name.rpartition(".")[2]
+        with self._lock:
+            entries = sorted(
+                (e for e in self._files.values() if bare in e.symbols.identifiers),
+                key=lambda e: e.path,
+            )
+        skip = (
+            {(h.path, h.definition.line) for h in self.definitions(bare)}
+            if skip_definitions
+            else set[tuple[str, int]]()
+        )
+        found: list[Reference] = []
+        for entry in entries:
+            text = entry.buffer
+            if text is None:
+                try:
+                    text = read_disk_text(self.root / entry.path)
+                except OSError:
+                    continue
+            lines = text.split("\n")
+            for line in reference_lines(text, entry.symbols.language, bare):
+                if (entry.path, line) in skip:
+                    continue
+                text_at = lines[line - 1].strip()[:REFERENCE_TEXT_MAX]
+                found.append(Reference(entry.path, line, text_at))
+                if len(found) >= limit:
+                    return found
+        return found
+
+    def totals(self) -> Counter[str]:
+        """Identifier occurrences summed over all files (cached until the index changes)."""
+        cached = self._totals
+        if cached is not None and cached[0] == self._generation:
+            return cached[1]
+        generation = self._generation
+        totals: Counter[str] = Counter()
+        for entry in self.files():
+            totals.update(entry.symbols.identifiers)
+        self._totals = (generation, totals)
+        return totals
+
+    def names_like(self, name: str, limit: int = 5) -> list[str]:
+        """Defined names close to `name`, ignoring case (for "did you mean")."""
+        bare = name.rpartition(".")[2]
+        with self._lock:
+            names = list(self._by_name)
+        folded: dict[str, list[str]] = {}
+        for candidate in sorted(names):
+            folded.setdefault(candidate.casefold(), []).append(candidate)
+        close = difflib.get_close_matches(bare.casefold(), folded, n=limit, cutoff=0.75)
+        found = [n for key in close for n in folded[key] if n != bare]
+        return found[:limit]
