@@ -36,7 +36,7 @@ from agent_lsp.tools.symbols import FindSymbolTool
 from agent_lsp.verify import Verifier
 from agent_lsp.workspace import Workspace
 
-REPO_MAP_TOKENS = 1024
+REPO_MAP_TOKENS = 500
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
