@@ -23,6 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on TCP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--wrap",
+        action="store_true",
+        help="proxy mode: `serve --wrap -- CMD...` runs your language server behind agent-lsp",
+    )
 
     run = sub.add_parser("run", help="run a task headless; exit 0 only if it was completed")
     run.add_argument("task", help="what to do, in plain words")
@@ -47,6 +52,12 @@ def _project_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    wrapped: list[str] | None = None
+    if "--wrap" in argv:  # everything after it is the wrapped server's command line
+        at = argv.index("--wrap")
+        argv, wrapped = argv[: at + 1], argv[at + 1 :]
+        wrapped = wrapped[1:] if wrapped[:1] == ["--"] else wrapped
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -57,6 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_lsp.lsp import create_server
 
         server = create_server()
+        if wrapped is not None:
+            command = wrapped
+            if not command:
+                print("agent-lsp: --wrap needs a command: serve --wrap -- pylsp", file=sys.stderr)
+                return EXIT_USAGE
+            from agent_lsp.lsp.proxy import serve_proxy
+
+            return asyncio.run(serve_proxy(server, command))
         if args.tcp:
             server.start_tcp(args.host, args.tcp)
         else:
