@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as t
 
-from agent_lsp.task import DiagnosticInfo
+if TYPE_CHECKING:
+    from agent_lsp.task import DiagnosticInfo
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -18,6 +20,8 @@ def uri_to_path(uri: str) -> Path | None:
 
 
 def diagnostic_info(diagnostic: t.Diagnostic) -> DiagnosticInfo:
+    from agent_lsp.task import DiagnosticInfo
+
     return DiagnosticInfo(
         message=diagnostic.message,
         line=diagnostic.range.start.line,

@@ -1,0 +1,104 @@
+"""The agent's state behind the LSP handlers: the project session, tasks, test runs.
+
+Imported on first use (after the `initialize` answer), so that start-up stays as light as a bare
+pygls server: pydantic, the core and the adapters load here, not at start-up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from agent_lsp.errors import AgentLspError
+from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
+from agent_lsp.lsp.tasks import TaskManager
+from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
+from agent_lsp.seams import Model
+from agent_lsp.session import Session
+from agent_lsp.settings import Settings, load_settings
+from agent_lsp.task import Task, TaskKind
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+
+class AgentState:
+    def __init__(
+        self,
+        server: LanguageServer,
+        root: Path,
+        options: Any,
+        model_factory: Callable[[Settings], Model] | None,
+    ) -> None:
+        self.server = server
+        loaded = load_settings(root, options if isinstance(options, dict) else None)
+        self._log_warnings(loaded.warnings)
+        model = model_factory(loaded.settings) if model_factory else None
+        self.session = Session(root, loaded.settings, model)
+        self.session.diagnostics.listeners.append(
+            lambda paths: publish_test_diagnostics(server, self.session, paths)
+        )
+        self.tasks = TaskManager(server)
+        self.test_runs = TestRuns(server)
+
+    def _log_warnings(self, warnings: Sequence[str]) -> None:
+        for warning in warnings:
+            self.server.window_log_message(
+                t.LogMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {warning}")
+            )
+
+    def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
+        """Remember what the editor showed, for the get_diagnostics tool."""
+        path = uri_to_path(uri)
+        if path is not None:
+            seen = [diagnostic_info(d) for d in diagnostics if d.source != "agent-lsp"]
+            self.session.diagnostics.seen_in_editor(path.resolve(), seen)
+
+    def apply_editor_settings(self, options: Any) -> None:
+        """workspace/didChangeConfiguration: re-merge every source with the new editor layer."""
+        section = options.get("agentLsp", options) if isinstance(options, dict) else None
+        loaded = load_settings(self.session.root, section if isinstance(section, dict) else None)
+        self._log_warnings(loaded.warnings)
+        self.session.update_settings(loaded.settings)
+
+    def start_task(self, task: Task) -> dict[str, str]:
+        try:
+            task_id = self.tasks.start(task, self.session)
+        except AgentLspError as exc:
+            self.server.window_show_message(
+                t.ShowMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {exc}")
+            )
+            return {"error": str(exc)}
+        return {"taskId": task_id}
+
+    def fix(self, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+        path = uri_to_path(uri)
+        relative = _relative(self.session.root, path) if path else None
+        info = diagnostic_info(diagnostic)
+        return self.start_task(
+            Task(kind=TaskKind.FIX, instruction="", path=relative, diagnostic=info)
+        )
+
+    def run_task(self, text: str) -> dict[str, str]:
+        return self.start_task(Task(kind=TaskKind.TASK, instruction=text))
+
+    def run_tests(self, uri: str | None) -> dict[str, str]:
+        path = uri_to_path(uri) if uri else None
+        return self.test_runs.start(self.session, path)
+
+    def saved(self) -> None:
+        if self.session.settings.tests.run_on_save:
+            self.test_runs.start(self.session, None)
+
+    def shutdown(self) -> None:
+        self.tasks.cancel()
+        self.session.close()
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
