@@ -4,6 +4,7 @@ Only lsprotocol and pygls load at start-up; the agent's state (`state.py`) loads
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,8 +51,11 @@ class AgentLanguageServer(LanguageServer):
         return self._state
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
-        if self._state is not None:
-            self._state.note_editor_diagnostics(uri, diagnostics)
+        """Recorded after the answer went out: code actions stay cheap."""
+        if self._state is not None and diagnostics:
+            asyncio.get_running_loop().call_soon(
+                self._state.note_editor_diagnostics, uri, list(diagnostics)
+            )
 
 
 def _root_of(params: t.InitializeParams) -> Path:
