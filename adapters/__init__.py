@@ -1,20 +1,50 @@
-"""Leaf adapters: subprocess shell, test runners and the shadow workspace (stdlib only)."""
+"""Leaf adapters: subprocess shells, test runners and the shadow workspace (stdlib only)."""
 
+from adapters.affected import tests_for_source
+from adapters.django_runner import DjangoRunner
+from adapters.go_runner import GoTestRunner
+from adapters.jest_runner import JestRunner
+from adapters.multi import CompositeAdapter, FolderAdapter, merge_reports
+from adapters.pyenv import PythonEnv, python_env
 from adapters.pytest_runner import PytestRunner
-from adapters.results import CommandResult, TestFailure, TestReport
+from adapters.results import CommandResult, TestFailure, TestReport, environment_report
 from adapters.shadow import ShadowWorkspace
-from adapters.shell import PosixShell, Shell
-from adapters.toolchain import ToolchainAdapter, describe_project, detect_toolchain
+from adapters.shell import PosixShell, ScriptShell, Shell, default_shell
+from adapters.toolchain import (
+    ToolchainAdapter,
+    describe_project,
+    detect_toolchain,
+    detect_toolchains,
+)
+from adapters.unittest_runner import UnittestRunner
+from adapters.vitest_runner import VitestRunner
+from adapters.winshell import WindowsShell
 
 __all__ = [
     "CommandResult",
+    "CompositeAdapter",
+    "DjangoRunner",
+    "FolderAdapter",
+    "GoTestRunner",
+    "JestRunner",
     "PosixShell",
     "PytestRunner",
+    "PythonEnv",
+    "ScriptShell",
     "ShadowWorkspace",
     "Shell",
     "TestFailure",
     "TestReport",
     "ToolchainAdapter",
+    "UnittestRunner",
+    "VitestRunner",
+    "WindowsShell",
+    "default_shell",
     "describe_project",
     "detect_toolchain",
+    "detect_toolchains",
+    "environment_report",
+    "merge_reports",
+    "python_env",
+    "tests_for_source",
 ]

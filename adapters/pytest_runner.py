@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import os
+import dataclasses
 import re
 import shutil
-import sys
 import tempfile
 import tomllib
 import xml.etree.ElementTree as ET
@@ -14,6 +13,8 @@ from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 
+from adapters.locate import innermost
+from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text
 from adapters.shell import Shell
 
@@ -21,14 +22,9 @@ __all__ = ["PytestRunner"]
 
 _FAILURE_LIMIT = 4000
 _CONSOLE_LIMIT = 20_000
-_LOCATION = re.compile(
-    r'^(?P<p1>[^\s:<>"][^:\n]*?):(?P<l1>\d+):(?:[ \t]|$)|File "(?P<p2>[^"\n]+)", line (?P<l2>\d+)',
-    re.MULTILINE,
-)
 _COLLECTING = re.compile(r"ERROR collecting (\S+)")
 _SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
-_FOREIGN_DIRS = frozenset({".venv", "venv", ".tox", "site-packages", "dist-packages"})
 
 
 class PytestRunner:
@@ -61,16 +57,7 @@ class PytestRunner:
 
     def interpreter(self, project_root: Path) -> str:
         """The Python that should run the project's tests."""
-        if self._python:
-            return self._python
-        candidates: list[Path] = []
-        if venv := os.environ.get("VIRTUAL_ENV"):
-            candidates.append(Path(venv) / "bin" / "python")
-        candidates += [project_root / ".venv/bin/python", project_root / "venv/bin/python"]
-        for candidate in candidates:
-            if candidate.is_file():
-                return str(candidate)
-        return sys.executable
+        return python_env(project_root, self._python).python
 
     async def run(
         self,
@@ -82,19 +69,24 @@ class PytestRunner:
         timeout: float,  # noqa: ASYNC109
     ) -> TestReport:
         """Run pytest in ``run_root`` with ``project_root``'s interpreter."""
+        env_info = python_env(project_root, self._python)
         tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-junit-"))
         junit = tmpdir / "junit.xml"
         argv = (
-            self.interpreter(project_root),
+            env_info.python,
             *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit2"),
             f"--junitxml={junit}",
             *targets,
         )
         try:
-            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=_child_env(run_root))
-            return await asyncio.to_thread(_build_report, result, junit, run_root, timeout)
+            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=child_env(run_root))
+            report = await asyncio.to_thread(_build_report, result, junit, run_root, timeout)
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
+        if report.ok:
+            return report
+        hint = python_hint(result, env_info.python, "pytest") or env_info.hint()
+        return dataclasses.replace(report, hint=hint) if hint else report
 
 
 def _read(path: Path) -> str:
@@ -126,20 +118,6 @@ def _find_test_file(root: Path) -> str | None:
     return None
 
 
-def _child_env(run_root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST"):
-        env.pop(key, None)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    paths = [str(run_root)]
-    if (run_root / "src").is_dir():
-        paths.append(str(run_root / "src"))
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
-
-
 def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: float) -> TestReport:
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     failures: list[TestFailure] = []
@@ -168,7 +146,10 @@ def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: f
         exit_code=result.exit_code,
         timed_out=result.timed_out,
         output=cap_text(result.output, _CONSOLE_LIMIT),
-        **counts,
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["errors"],
+        skipped=counts["skipped"],
     )
 
 
@@ -198,7 +179,7 @@ def _case_failure(case: ET.Element, elem: ET.Element, run_root: Path) -> TestFai
     test_file, test_id = _test_location(case.get("classname", ""), name, run_root)
     test_file = case.get("file") or test_file
     text = elem.text or ""
-    location = _innermost(text, run_root)
+    location = innermost(text, run_root)
     if location is not None:
         file, line = location
     else:
@@ -216,7 +197,7 @@ def _console_failure(result: CommandResult, run_root: Path, timeout: float) -> T
     output = result.output
     collecting = _COLLECTING.search(output)
     test_id = collecting.group(1) if collecting else "pytest"
-    location = _innermost(output, run_root)
+    location = innermost(output, run_root)
     file, line = location if location else (collecting and collecting.group(1), None)
     if result.timed_out:
         message = f"pytest timed out after {timeout:g}s"
@@ -235,31 +216,6 @@ def _test_location(classname: str, name: str, run_root: Path) -> tuple[str | Non
         if (run_root / rel).is_file():
             return rel, "::".join([rel, *parts[i:], *tail])
     return None, "::".join(["/".join(parts) + ".py", *tail])
-
-
-def _innermost(text: str, run_root: Path) -> tuple[str, int] | None:
-    """The last ``path:line`` in a traceback that is a file of the project."""
-    found: tuple[str, int] | None = None
-    for match in _LOCATION.finditer(text):
-        rel = _project_path(match["p1"] or match["p2"], run_root)
-        if rel is not None:
-            found = (rel, int(match["l1"] or match["l2"]))
-    return found
-
-
-def _project_path(path: str, run_root: Path) -> str | None:
-    candidate = Path(path)
-    if candidate.is_absolute():
-        for base in (run_root, run_root.resolve()):
-            if candidate.is_relative_to(base):
-                candidate = candidate.relative_to(base)
-                break
-        else:
-            return None
-    rel = Path(os.path.normpath(candidate))
-    if rel.parts[:1] == ("..",) or _FOREIGN_DIRS.intersection(rel.parts):
-        return None
-    return rel.as_posix() if (run_root / rel).is_file() else None
 
 
 def _def_line(run_root: Path, file: str | None, name: str) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CommandResult", "TestFailure", "TestReport", "cap_text"]
+__all__ = ["CommandResult", "TestFailure", "TestReport", "cap_text", "environment_report"]
 
 
 def cap_text(text: str, limit: int, head: int | None = None) -> str:
@@ -61,6 +61,7 @@ class TestReport:
     exit_code: int | None
     timed_out: bool
     output: str
+    hint: str | None = None  # an actionable next step when the environment is at fault
 
     @property
     def ok(self) -> bool:
@@ -74,7 +75,7 @@ class TestReport:
         )
 
     def summary(self) -> str:
-        """One line such as ``3 passed, 1 failed, 0 errors, 0 skipped in 0.41s``."""
+        """One line such as ``3 passed, 1 failed, 0 errors, 0 skipped in 0.41s``, then the hint."""
         text = (
             f"{self.passed} passed, {self.failed} failed, {self.errors} errors, "
             f"{self.skipped} skipped in {self.duration:.2f}s"
@@ -84,4 +85,25 @@ class TestReport:
             text += " (no tests collected)"
         if self.timed_out:
             text += " (timed out)"
+        if self.hint:
+            text += f"; hint: {self.hint}"
         return text
+
+
+def environment_report(runner: str, hint: str, command: tuple[str, ...] = ()) -> TestReport:
+    """A report for a run that could not start because the environment is incomplete."""
+    failure = TestFailure(runner, None, None, hint, "")
+    return TestReport(
+        runner=runner,
+        command=command,
+        passed=0,
+        failed=0,
+        errors=1,
+        skipped=0,
+        duration=0.0,
+        failures=(failure,),
+        exit_code=None,
+        timed_out=False,
+        output=hint,
+        hint=hint,
+    )

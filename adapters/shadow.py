@@ -7,14 +7,19 @@ import os
 import shutil
 import stat
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import ClassVar, NamedTuple
 
 __all__ = ["ShadowWorkspace"]
 
+# Creating files costs mostly syscall latency: a few threads copy ~1.6x faster on 2 cores.
+_COPY_THREADS = 4
+_PARALLEL_FROM = 64
+
 
 class _Entry(NamedTuple):
-    kind: str  # "dir", "file" or "link"
+    kind: str  # "dir", "file", "link" (a symlink of the project) or "share" (see below)
     size: int = 0
     mtime_ns: int = 0
     target: str = ""
@@ -22,12 +27,23 @@ class _Entry(NamedTuple):
 
 class ShadowWorkspace:
     """A copy of a project with the editor's unsaved buffers overlaid, so tests see exactly the
-    text the user sees without writing the user's files."""
+    text the user sees without writing the user's files.
+
+    Ordinary files are copied (never hard-linked). Installed dependencies are shared instead
+    of copied, so the shadow can run the tests: a virtualenv (``.venv``, ``venv`` or any
+    folder with a ``pyvenv.cfg``) becomes one symlink to the user's; a ``node_modules`` folder
+    becomes a real folder of symlinks, one per package (and ``.bin``), so tools that write
+    caches into ``node_modules`` (``.vite``, ``.cache``) write into the shadow. Residual risk:
+    a test that writes *inside* a package folder or a virtualenv (``pip install``, patching a
+    dependency's files) reaches the user's copy; overlays never write through these links."""
 
     SKIP_DIRS: ClassVar[frozenset[str]] = frozenset(
         {".git", ".agent-lsp", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache"}
         | {".mypy_cache", ".ruff_cache", ".tox", ".hg", ".svn"}
     )
+    VENV_DIRS: ClassVar[frozenset[str]] = frozenset({".venv", "venv"})
+    # cache folders tools create inside node_modules: left out, so they are made in the shadow
+    NODE_CACHE_DIRS: ClassVar[frozenset[str]] = frozenset({".cache", ".vite", ".vitest"})
 
     def __init__(self, source: Path, dest: Path) -> None:
         self.source = source.absolute()
@@ -47,16 +63,21 @@ class ShadowWorkspace:
         current = self._scan()
         self._remove_stale(current, wanted)
         synced: dict[str, _Entry] = {}
+        pending: list[tuple[str, _Entry]] = []
         for rel, entry in sorted(current.items()):
             unchanged = self._synced.get(rel) == entry and rel not in self._overlaid
             if rel in wanted or unchanged:
                 synced[rel] = entry
-                continue
-            try:
-                self._materialize(rel, entry)
-            except OSError:
-                continue  # vanished or unreadable: retried on the next sync
-            synced[rel] = entry
+            elif entry.kind != "dir":
+                pending.append((rel, entry))  # folders first, then files in parallel
+            elif self._try_materialize(rel, entry):
+                synced[rel] = entry
+        if len(pending) < _PARALLEL_FROM:
+            done = [self._try_materialize(rel, entry) for rel, entry in pending]
+        else:
+            with ThreadPoolExecutor(_COPY_THREADS) as pool:
+                done = list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
+        synced.update(item for item, ok in zip(pending, done, strict=True) if ok)
         for rel, text in wanted.items():
             self._write_overlay(rel, text)
         self._synced, self._overlaid = synced, set(wanted)
@@ -91,12 +112,29 @@ class ShadowWorkspace:
                         if stat.S_ISLNK(info.st_mode):
                             entries[rel] = _Entry("link", target=str(Path(item.path).readlink()))
                         elif stat.S_ISDIR(info.st_mode):
-                            if item.name not in self.SKIP_DIRS and rel != self._dest_rel:
+                            if rel == self._dest_rel:
+                                continue
+                            if item.name == "node_modules":
+                                entries[rel] = _Entry("dir")
+                                self._share_children(rel, entries)
+                            elif item.name in self.VENV_DIRS or _is_venv(item.path):
+                                entries[rel] = _Entry("share", target=item.path)
+                            elif item.name not in self.SKIP_DIRS:
                                 entries[rel] = _Entry("dir")
                                 pending.append(rel)
                         elif stat.S_ISREG(info.st_mode):
                             entries[rel] = _Entry("file", info.st_size, info.st_mtime_ns)
         return entries
+
+    def _share_children(self, rel: str, entries: dict[str, _Entry]) -> None:
+        """One "share" entry per package of a node_modules folder (its caches left out)."""
+        try:
+            children = list(os.scandir(self.source / rel))
+        except OSError:
+            return
+        for child in children:
+            if child.name not in self.NODE_CACHE_DIRS:
+                entries[f"{rel}/{child.name}"] = _Entry("share", target=child.path)
 
     def _remove_stale(self, current: Mapping[str, _Entry], wanted: Mapping[str, str]) -> None:
         """Delete shadow paths whose source is gone (or changed kind) and dropped new overlays."""
@@ -125,6 +163,13 @@ class ShadowWorkspace:
             except OSError:
                 return
 
+    def _try_materialize(self, rel: str, entry: _Entry) -> bool:
+        try:
+            self._materialize(rel, entry)
+        except OSError:
+            return False  # vanished or unreadable: retried on the next sync
+        return True
+
     def _materialize(self, rel: str, entry: _Entry) -> None:
         target = self.dest / rel
         if entry.kind == "dir":
@@ -135,6 +180,8 @@ class ShadowWorkspace:
         _remove(target)
         if entry.kind == "file":
             shutil.copy2(self.source / rel, target, follow_symlinks=False)
+        elif entry.kind == "share":
+            target.symlink_to(entry.target, target_is_directory=Path(entry.target).is_dir())
         else:
             target.symlink_to(self._link_target(entry.target))
 
@@ -156,6 +203,10 @@ class ShadowWorkspace:
         _remove(target)
         with target.open("w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+
+
+def _is_venv(path: str) -> bool:
+    return Path(path, "pyvenv.cfg").is_file()
 
 
 def _relative(key: str) -> str:

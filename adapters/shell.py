@@ -8,13 +8,13 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from adapters.results import CommandResult
 
-__all__ = ["PosixShell", "Shell"]
+__all__ = ["PosixShell", "ScriptShell", "Shell", "default_shell", "execute"]
 
 _CHUNK = 64 * 1024
 _TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -27,6 +27,19 @@ class Shell(Protocol):
     async def run(
         self,
         argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult: ...
+
+
+class ScriptShell(Shell, Protocol):
+    """A shell that also runs a command line through the platform's command interpreter."""
+
+    async def run_script(
+        self,
+        command: str,
         *,
         cwd: Path,
         timeout: float,  # noqa: ASYNC109
@@ -95,6 +108,78 @@ async def _first(seconds: float, *aws: asyncio.Future[Any]) -> bool:
     return bool(done)
 
 
+async def execute(
+    args: tuple[str, ...],
+    *,
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    env: Mapping[str, str] | None,
+    max_output_bytes: int,
+    spawn: Mapping[str, Any],
+    kill: Callable[[int, bool], None],
+) -> CommandResult:
+    """Run ``args`` with capped, merged output; ``kill(pid, hard)`` ends its whole tree.
+
+    On timeout the tree is asked to stop (``hard=False``), then killed; on cancellation it is
+    killed at once. ``spawn`` holds the platform's extra process-creation options."""
+    if not args:
+        raise ValueError("empty argv")
+    start = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            **spawn,
+        )
+    except OSError as exc:
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        return CommandResult(args, code, f"{args[0]}: {exc}", False, False, 0, 0.0)
+    assert proc.stdout is not None
+    buf = _CappedBuffer(max_output_bytes)
+    reader = asyncio.ensure_future(_pump(proc.stdout, buf))
+    # ``proc.wait()`` (3.11) resolves only once the pipe is closed too, so the leader's exit
+    # is watched separately: background children may keep the pipe open after it exits.
+    waiter = asyncio.ensure_future(proc.wait())
+    watch = asyncio.ensure_future(_leader_exit(proc))
+    timed_out = False
+    try:
+        if not await _first(timeout, waiter, watch):
+            timed_out = True
+            kill(proc.pid, False)
+            await _first(_TERM_GRACE, waiter, watch)
+            kill(proc.pid, True)
+        if not await _first(_DRAIN_GRACE, reader):
+            kill(proc.pid, True)  # lingering children hold the pipe open
+            await _first(_TERM_GRACE, reader)
+        await _first(_TERM_GRACE, waiter)
+    except asyncio.CancelledError:
+        kill(proc.pid, True)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(waiter), 1.0)
+        raise
+    finally:
+        for task in (watch, reader, waiter):
+            if not task.done():
+                task.cancel()
+    return CommandResult(
+        argv=args,
+        exit_code=None if timed_out else proc.returncode,
+        output=buf.text(),
+        timed_out=timed_out,
+        truncated=buf.omitted > 0,
+        omitted_bytes=buf.omitted,
+        duration=time.monotonic() - start,
+    )
+
+
+def _posix_kill(pid: int, hard: bool) -> None:
+    _killpg(pid, signal.SIGKILL if hard else signal.SIGTERM)
+
+
 class PosixShell:
     """Executes argv directly in its own process group, stdin at /dev/null."""
 
@@ -110,59 +195,21 @@ class PosixShell:
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         """Run ``argv``; on timeout or cancellation the whole process group is killed."""
-        args = tuple(argv)
-        if not args:
-            raise ValueError("empty argv")
-        start = time.monotonic()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *args,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            code = 127 if isinstance(exc, FileNotFoundError) else 126
-            return CommandResult(args, code, f"{args[0]}: {exc}", False, False, 0, 0.0)
-        assert proc.stdout is not None
-        buf = _CappedBuffer(self.max_output_bytes)
-        reader = asyncio.ensure_future(_pump(proc.stdout, buf))
-        # ``proc.wait()`` (3.11) resolves only once the pipe is closed too, so the leader's exit
-        # is watched separately: background children may keep the pipe open after it exits.
-        waiter = asyncio.ensure_future(proc.wait())
-        watch = asyncio.ensure_future(_leader_exit(proc))
-        timed_out = False
-        try:
-            if not await _first(timeout, waiter, watch):
-                timed_out = True
-                _killpg(proc.pid, signal.SIGTERM)
-                await _first(_TERM_GRACE, waiter, watch)
-                _killpg(proc.pid, signal.SIGKILL)
-            if not await _first(_DRAIN_GRACE, reader):
-                _killpg(proc.pid, signal.SIGKILL)  # lingering children hold the pipe open
-                await _first(_TERM_GRACE, reader)
-            await _first(_TERM_GRACE, waiter)
-        except asyncio.CancelledError:
-            _killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(waiter), 1.0)
-            raise
-        finally:
-            for task in (watch, reader, waiter):
-                if not task.done():
-                    task.cancel()
-        return CommandResult(
-            argv=args,
-            exit_code=None if timed_out else proc.returncode,
-            output=buf.text(),
-            timed_out=timed_out,
-            truncated=buf.omitted > 0,
-            omitted_bytes=buf.omitted,
-            duration=time.monotonic() - start,
+        return await execute(
+            tuple(argv),
+            cwd=cwd,
+            timeout=timeout,
+            env=env,
+            max_output_bytes=self.max_output_bytes,
+            spawn={"start_new_session": True},
+            kill=_posix_kill,
         )
+
+    def script_argv(self, command: str, env: Mapping[str, str] | None = None) -> list[str]:
+        """``bash --noprofile --norc -c command`` (``sh -c`` without bash)."""
+        path = env.get("PATH") if env is not None else None
+        bash = shutil.which("bash", path=path) or shutil.which("bash")
+        return [bash, "--noprofile", "--norc", "-c", command] if bash else ["sh", "-c", command]
 
     async def run_script(
         self,
@@ -173,7 +220,14 @@ class PosixShell:
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         """Run ``command`` with ``bash --noprofile --norc -c`` (``sh -c`` without bash)."""
-        path = env.get("PATH") if env is not None else None
-        bash = shutil.which("bash", path=path) or shutil.which("bash")
-        argv = [bash, "--noprofile", "--norc", "-c", command] if bash else ["sh", "-c", command]
+        argv = self.script_argv(command, env)
         return await self.run(argv, cwd=cwd, timeout=timeout, env=env)
+
+
+def default_shell() -> ScriptShell:
+    """The shell for this OS: :class:`WindowsShell` on Windows, :class:`PosixShell` elsewhere."""
+    if os.name == "nt":
+        from adapters.winshell import WindowsShell
+
+        return WindowsShell()
+    return PosixShell()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from adapters import ShadowWorkspace
+from adapters import PosixShell, ShadowWorkspace, VitestRunner
+from tests.adapters.conftest import ProjectFactory
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -57,7 +59,11 @@ def test_initial_copy_skips_dirs_and_preserves_mtimes(project: Path, tmp_path: P
     assert ShadowWorkspace(project, dest).sync({}) == dest.absolute()
     assert set(_tree(dest)) == {"calc.py", "pkg/__init__.py", "pkg/util.py", "tests/test_calc.py"}
     assert not (dest / ".git").exists()
-    assert not (dest / "web/node_modules").exists()
+    # Dependencies are shared, not copied: node_modules is a folder of links, a venv a link.
+    assert (dest / "web/node_modules").is_dir()
+    assert not (dest / "web/node_modules").is_symlink()
+    assert (dest / "web/node_modules/lib").resolve() == (project / "web/node_modules/lib")
+    assert (dest / ".venv").is_symlink()
     src_calc, dst_calc = (project / "calc.py").stat(), (dest / "calc.py").stat()
     assert src_calc.st_mtime_ns == dst_calc.st_mtime_ns
     assert src_calc.st_ino != dst_calc.st_ino  # a real copy, never a hard link
@@ -150,3 +156,85 @@ def test_dest_inside_source_is_not_copied_into_itself(project: Path) -> None:
     assert (dest / "calc.py").exists()
     assert not (dest / "build" / "shadow").exists()
     assert ShadowWorkspace(project, dest).sync({"calc.py": "x"}) == dest
+
+
+def test_node_modules_entries_are_shared_and_caches_stay_local(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for rel in (
+        "package.json",
+        "node_modules/jest/index.js",
+        "node_modules/.bin/jest",
+        "node_modules/@scope/pkg/index.js",
+        "node_modules/.cache/babel/x",
+        "node_modules/.vite/deps.json",
+        "web/node_modules/vite/index.js",
+    ):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text("x")
+    shadow = ShadowWorkspace(src, tmp_path / "shadow")
+    dest = shadow.sync({})
+    modules = dest / "node_modules"
+    assert modules.is_dir() and not modules.is_symlink()
+    assert sorted(p.name for p in modules.iterdir()) == [".bin", "@scope", "jest"]
+    assert all((modules / name).is_symlink() for name in (".bin", "@scope", "jest"))
+    assert (modules / "@scope/pkg/index.js").read_text() == "x"
+    assert (dest / "web/node_modules/vite").is_symlink()
+    # A tool writing its cache into the shadow's node_modules writes into the shadow.
+    (modules / ".vite").mkdir()
+    (modules / ".vite/results.json").write_text("{}")
+    assert (src / "node_modules/.vite/deps.json").read_text() == "x"
+    assert not (src / "node_modules/.vite/results.json").exists()
+    # Packages added or removed in the project follow on the next sync.
+    (src / "node_modules/lodash").mkdir()
+    shutil.rmtree(src / "node_modules/jest")
+    shadow.sync({})
+    assert (modules / "lodash").is_symlink()
+    assert not (modules / "jest").exists()
+    assert (src / "node_modules/@scope/pkg/index.js").exists()  # never deleted through a link
+    # Overlays never write through the shared links.
+    shadow.sync({"node_modules/lodash/patch.js": "x"})
+    assert not (src / "node_modules/lodash/patch.js").exists()
+
+
+def test_virtualenvs_are_linked_whole(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "env3/lib").mkdir(parents=True)
+    (src / "env3/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (src / "venv/bin").mkdir(parents=True)
+    (src / "app.py").write_text("")
+    dest = ShadowWorkspace(src, tmp_path / "shadow").sync({})
+    assert (dest / "env3").is_symlink()
+    assert (dest / "env3").resolve() == (src / "env3").resolve()
+    assert (dest / "venv").is_symlink()
+    assert (dest / "app.py").is_file() and not (dest / "app.py").is_symlink()
+
+
+async def test_shadow_of_a_node_project_runs_its_tests(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    project = js_project("js-vitest")
+    shadow = ShadowWorkspace(project, tmp_path / "shadow")
+    failing = (
+        'import { expect, test } from "vitest";\n\ntest("new", () => {\n  expect(1).toBe(2);\n});\n'
+    )
+    run_root = shadow.sync({"src/more.test.js": failing})
+    report = await VitestRunner().run(
+        project, run_root, ["src/more.test.js"], shell=PosixShell(), timeout=60
+    )
+    assert (report.passed, report.failed) == (0, 1), report.output
+    assert report.failures[0].file == "src/more.test.js"
+    assert not (project / "node_modules/.vite").exists()  # vitest's cache stayed in the shadow
+    assert "expect(add(10, 5))" in (project / "src/more.test.js").read_text()
+
+
+def test_many_files_are_copied_in_parallel(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    for i in range(300):
+        path = src / f"d{i % 7}" / f"f{i}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(str(i))
+    dest = ShadowWorkspace(src, tmp_path / "shadow").sync({"d0/f0.txt": "overlay"})
+    copied = _snapshot(dest)
+    assert len(copied) == 300
+    assert copied["d1/f1.txt"] == (b"1", (src / "d1/f1.txt").stat().st_mtime_ns)
+    assert copied["d0/f0.txt"][0] == b"overlay"

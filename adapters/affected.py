@@ -1,0 +1,155 @@
+"""Cheaply find the test files affected by a changed source file (import lines, package dir)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+__all__ = ["is_test_file", "tests_for_source"]
+
+_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox"}
+    | {"dist", "build", "coverage", ".next", ".nuxt", "vendor", ".agent-lsp", "site-packages"}
+)
+_JS_EXTS = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte")
+_JS_TEST = re.compile(r"(?:\.(?:test|spec)\.[cm]?[jt]sx?$)|(?:^|/)__tests__/")
+_JS_SPEC = re.compile(
+    r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*|\bvi\.mock\s*\(\s*|\bjest\.mock\s*\(\s*)"""
+    r"""['"](?P<spec>\.{1,2}/[^'"]*|\.{1,2})['"]"""
+)
+_PY_IMPORT = re.compile(
+    r"^\s*(?:from\s+(?P<from>[\w.]+)\s+import\s+(?P<names>.+)|import\s+(?P<mods>.+))",
+    re.MULTILINE,
+)
+_MAX_FILES = 20_000
+
+
+def is_test_file(rel: str) -> bool:
+    """Whether ``rel`` (a project-relative path) is a test file of a known runner."""
+    name = PurePosixPath(rel).name
+    if rel.endswith(".py"):
+        return name.startswith("test_") or name.endswith("_test.py") or name == "tests.py"
+    if rel.endswith("_test.go"):
+        return True
+    return rel.endswith(_JS_EXTS) and bool(_JS_TEST.search(rel))
+
+
+def _walk(root: Path) -> Iterator[str]:
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        rel_folder = Path(folder).relative_to(root).as_posix()
+        for name in files:
+            count += 1
+            if count > _MAX_FILES:
+                return
+            yield name if rel_folder == "." else f"{rel_folder}/{name}"
+
+
+def _read_head(path: Path, limit: int = 64_000) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read(limit)
+    except OSError:
+        return ""
+
+
+def _python_modules(rel: str) -> set[str]:
+    """Dotted names a changed Python file may be imported as (with and without ``src/``)."""
+    parts = list(PurePosixPath(rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    names = {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
+    return {n for n in names if n}
+
+
+def _imports_python(text: str, modules: set[str], stem: str) -> bool:
+    text = re.sub(r"\(([^)]*)\)", lambda m: m.group(0).replace("\n", " "), text)
+    for match in _PY_IMPORT.finditer(text):
+        if match["from"] is not None:
+            base = match["from"].lstrip(".")
+            if base in modules:
+                return True
+            names = {n.strip().split(" as ")[0] for n in match["names"].strip("()\\ ").split(",")}
+            if stem in names and (not base or any(m.endswith(f"{base}.{stem}") for m in modules)):
+                return True
+        else:
+            for item in match["mods"].split(","):
+                if item.strip().split(" as ")[0].strip() in modules:
+                    return True
+    return False
+
+
+def _reexported_by(root: Path, changed: str) -> set[str]:
+    """Dotted names of the packages whose ``__init__.py`` imports ``changed`` (transitively up
+    the folders), so ``import pkg`` in a test counts for a change of ``pkg/mod.py``."""
+    names: set[str] = set()
+    child = PurePosixPath(changed)
+    if child.name == "__init__.py":
+        child = child.parent
+    while child.parent != PurePosixPath("."):
+        package = child.parent
+        init = _read_head(root / package / "__init__.py")
+        name = child.stem if child.suffix == ".py" else child.name
+        pattern = (
+            rf"^\s*from\s+\.{re.escape(name)}\b|^\s*from\s+\.\s+import\s+.*\b{re.escape(name)}\b"
+        )
+        dotted = ".".join(package.parts)
+        absolute = rf"^\s*(?:from|import)\s+{re.escape(dotted)}\.{re.escape(name)}\b"
+        if not re.search(f"{pattern}|{absolute}", init, re.MULTILINE):
+            break
+        names |= _python_modules(f"{package.as_posix()}/__init__.py")
+        child = package
+    return names
+
+
+def _js_resolves(test_rel: str, spec: str, changed_stem: str, changed: str) -> bool:
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(test_rel), spec))
+    if target in (changed, changed_stem):
+        return True
+    return target + "/index" == changed_stem
+
+
+def tests_for_source(root: Path, changed_file: str) -> list[str]:
+    """Test files (relative to ``root``) that import ``changed_file``, found by scanning import
+    lines (Python, JS/TS) or, for Go, the ``_test.go`` files of the same package folder.
+
+    A changed test file yields itself. The scan is textual and bounded: dynamic imports and
+    imports through re-exports are not followed, so the full suite remains the final check."""
+    changed = PurePosixPath(changed_file.replace(os.sep, "/")).as_posix().removeprefix("./")
+    if Path(changed).is_absolute():
+        changed = Path(changed).relative_to(root).as_posix()
+    found: list[str] = [changed] if is_test_file(changed) else []
+    if changed.endswith(".go"):
+        folder = posixpath.dirname(changed)
+        directory = root / folder if folder else root
+        tests = sorted(p.name for p in directory.glob("*_test.go"))
+        found += [posixpath.join(folder, name) if folder else name for name in tests]
+    elif changed.endswith(".py"):
+        modules = _python_modules(changed) | _reexported_by(root, changed)
+        stem = PurePosixPath(changed).stem
+        if stem == "__init__":
+            stem = PurePosixPath(changed).parent.name
+        found += [
+            rel
+            for rel in _walk(root)
+            if rel.endswith(".py")
+            and is_test_file(rel)
+            and rel != changed
+            and _imports_python(_read_head(root / rel), modules, stem)
+        ]
+    elif changed.endswith(_JS_EXTS):
+        changed_stem = re.sub(r"\.[^./]+$", "", changed)
+        for rel in _walk(root):
+            if rel != changed and is_test_file(rel) and rel.endswith(_JS_EXTS):
+                specs = (m["spec"] for m in _JS_SPEC.finditer(_read_head(root / rel)))
+                if any(_js_resolves(rel, spec, changed_stem, changed) for spec in specs):
+                    found.append(rel)
+    head = found[:1] if found and found[0] == changed else []
+    return head + sorted(set(found) - set(head))
+
+
+tests_for_source.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -1,0 +1,158 @@
+"""Run ``go test -json`` on a module (offline, ``-race`` where cgo works) and report."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from adapters import gojson_tee
+from adapters.go_parse import build_go_report
+from adapters.results import TestReport, environment_report
+from adapters.shell import Shell
+
+__all__ = ["GoTestRunner", "go_env", "go_targets", "module_path"]
+
+_RACE_PLATFORMS = frozenset(
+    {"linux/amd64", "linux/arm64", "linux/ppc64le", "linux/s390x", "darwin/amd64"}
+    | {"darwin/arm64", "freebsd/amd64", "netbsd/amd64", "windows/amd64"}
+)
+_race_cache: dict[str, bool] = {}
+
+
+def module_path(root: Path) -> str | None:
+    """The ``module`` line of ``root/go.mod``."""
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = re.search(r"^module\s+\"?([^\s\"]+)", text, re.MULTILINE)
+    return match.group(1) if match else None
+
+
+def go_env() -> dict[str, str]:
+    """The environment for ``go``: no GOFLAGS from the environment (``-mod=mod`` would rewrite
+    go.mod); module downloads off (and no toolchain switch) unless GOPROXY is set."""
+    env = dict(os.environ)
+    env.pop("GOFLAGS", None)
+    if "GOPROXY" not in env:
+        env["GOPROXY"] = "off"
+        env.setdefault("GOTOOLCHAIN", "local")
+    return env
+
+
+def go_targets(targets: Sequence[str]) -> tuple[list[str], str | None]:
+    """Package patterns and the ``-run`` regex for ``dir``/``file.go``/``dir::TestName``."""
+    packages: list[str] = []
+    names: list[str] = []
+    for target in targets:
+        path, _, name = target.partition("::")
+        path = path.strip().removeprefix("./")
+        if path.endswith(".go"):
+            path = path.rpartition("/")[0]
+        pattern = "./" + path if path and path != "." else "."
+        if path.endswith("..."):
+            pattern = "./" + path
+        if pattern not in packages:
+            packages.append(pattern)
+        if name and name not in names:
+            names.append(name)
+    if not names:
+        return packages or ["./..."], None
+    if len(names) == 1 and "/" in names[0]:
+        run = "/".join(f"^{re.escape(part)}$" for part in names[0].split("/"))
+        return packages, run
+    tops = dict.fromkeys(name.split("/", 1)[0] for name in names)
+    return packages, "^(?:" + "|".join(re.escape(top) for top in tops) + ")$"
+
+
+class GoTestRunner:
+    """Toolchain adapter for Go modules (``go test -json``)."""
+
+    name: str = "go test"
+
+    def __init__(self, race: bool | None = None) -> None:
+        self._race = race  # None: decide from `go env` (cgo enabled and a C compiler present)
+
+    def detect(self, root: Path) -> bool:
+        return (root / "go.mod").is_file()
+
+    async def race_supported(self, shell: Shell, cwd: Path, env: Mapping[str, str]) -> bool:
+        """Whether ``-race`` works here: cgo enabled, a C compiler found, a race platform."""
+        if self._race is not None:
+            return self._race
+        key = f"{env.get('PATH', '')}|{env.get('CGO_ENABLED', '')}|{env.get('CC', '')}"
+        if key not in _race_cache:
+            result = await shell.run(
+                ("go", "env", "CGO_ENABLED", "CC", "GOOS", "GOARCH"), cwd=cwd, timeout=30, env=env
+            )
+            values = result.output.split()
+            supported = False
+            if result.exit_code == 0 and len(values) == 4:
+                cgo, cc, goos, goarch = values
+                has_cc = shutil.which(cc, path=env.get("PATH")) is not None
+                supported = cgo == "1" and has_cc and f"{goos}/{goarch}" in _RACE_PLATFORMS
+            _race_cache[key] = supported
+        return _race_cache[key]
+
+    async def run(
+        self,
+        project_root: Path,
+        run_root: Path,
+        targets: Sequence[str],
+        *,
+        shell: Shell,
+        timeout: float,  # noqa: ASYNC109
+    ) -> TestReport:
+        """``go test -json`` in ``run_root``; targets are ``dir``, ``file.go``, ``dir::Test``."""
+        env = go_env()
+        if shutil.which("go", path=env.get("PATH")) is None:
+            hint = "go is not on PATH: install Go (e.g. `apt-get install golang-go`) or add it"
+            return environment_report(self.name, hint)
+        packages, run = go_targets(targets)
+        flags = ["-json"]
+        if await self.race_supported(shell, run_root, env):
+            flags.append("-race")
+        if timeout > 5:
+            # go's own timeout fires first, so the report names the test that hung
+            flags.append(f"-timeout={max(1.0, timeout * 0.9 - 2):.1f}s")
+        if run is not None:
+            flags += ["-run", run]
+        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-go-"))
+        events = tmpdir / "events.jsonl"
+        argv = (sys.executable, gojson_tee.__file__, str(events), "go", "test", *flags, *packages)
+        try:
+            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)
+            module = module_path(run_root) or module_path(project_root)
+            report = await asyncio.to_thread(
+                build_go_report, result, events, run_root, module, timeout
+            )
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        if report.ok:
+            return report
+        hint = go_hint(report.output, project_root)
+        return report if hint is None else dataclasses.replace(report, hint=hint)
+
+
+def go_hint(output: str, project_root: Path) -> str | None:
+    """A next step for environment failures seen in go's output."""
+    needs = re.search(r"requires go >= (\S+)|note: module requires Go (\S+)", output)
+    if needs:
+        version = needs.group(1) or needs.group(2)
+        return f"go.mod asks for Go {version}: install that Go version (see `go version`)"
+    missing = re.search(
+        r"no required module provides package (\S+?);|module lookup disabled", output
+    )
+    if missing or "GOPROXY=off" in output or "missing go.sum entry" in output:
+        return (
+            "a dependency is not in the module cache and downloads are off (GOPROXY=off): run "
+            f"`go mod download` in {project_root} with network access"
+        )
+    return None

@@ -1,0 +1,201 @@
+"""Node projects: package.json, the JS test runner, package manager, node_modules and hints."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+__all__ = [
+    "NodeProject",
+    "js_regex_escape",
+    "node_env",
+    "node_project",
+    "split_targets",
+]
+
+_CONFIG_EXTS = ("ts", "mts", "cts", "js", "mjs", "cjs", "json")
+# lockfile -> (manager, command that installs exactly what the lockfile says)
+_LOCKFILES = (
+    ("pnpm-lock.yaml", "pnpm", "pnpm install --frozen-lockfile"),
+    ("yarn.lock", "yarn", "yarn install --frozen-lockfile"),
+    ("bun.lock", "bun", "bun install --frozen-lockfile"),
+    ("bun.lockb", "bun", "bun install --frozen-lockfile"),
+    ("package-lock.json", "npm", "npm ci"),
+    ("npm-shrinkwrap.json", "npm", "npm ci"),
+)
+_RUNNERS = ("vitest", "jest")
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else None
+
+
+def _str_dict(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    items = cast("dict[object, object]", value).items()
+    return {str(k): str(v) for k, v in items}
+
+
+@dataclass(frozen=True)
+class NodeProject:
+    """What a folder with a package.json declares and has installed."""
+
+    folder: Path
+    package: dict[str, Any]
+    runner: str | None  # "jest" or "vitest"
+    runner_reason: str
+    manager: str  # npm, yarn, pnpm or bun
+    lockfile: Path | None
+    install_command: str
+    workspaces: bool
+
+    @property
+    def test_script(self) -> str:
+        return _str_dict(self.package.get("scripts")).get("test", "")
+
+    def find_bin(self, name: str, start: Path | None = None) -> Path | None:
+        """``node_modules/.bin/<name>`` in ``start`` (default: the project folder) or an
+        enclosing package folder (hoisted workspaces)."""
+        folder = start or self.folder
+        for candidate in (folder, *folder.parents):
+            if not (candidate / "package.json").is_file():
+                return None
+            for suffix in (".cmd", "") if os.name == "nt" else ("",):
+                path = candidate / "node_modules" / ".bin" / f"{name}{suffix}"
+                if path.exists():
+                    return path
+        return None
+
+    def setup_hint(self, name: str, run_root: Path) -> str | None:
+        """Why ``name`` cannot run here, with the command that fixes it; None if it can."""
+        if shutil.which("node") is None:
+            return "node is not on PATH: install Node.js 18+ (e.g. `apt-get install nodejs`)"
+        if self.find_bin(name, run_root) or self.find_bin(name):
+            return None
+        where = self.lockfile.parent if self.lockfile else self.folder
+        if not any((p / "node_modules").is_dir() for p in (self.folder, where)):
+            return f"node_modules is missing: run `{self.install_command}` in {where}"
+        return (
+            f"{name} is not installed in node_modules: run `{self.install_command}` in {where}"
+            + ("" if name in self.dependencies() else f" (or add it: `{self._add(name)}`)")
+        )
+
+    def dependencies(self) -> dict[str, str]:
+        deps = _str_dict(self.package.get("dependencies"))
+        deps.update(_str_dict(self.package.get("devDependencies")))
+        return deps
+
+    def describe(self) -> str:
+        lock = f", lockfile {self.lockfile.name}" if self.lockfile else ", no lockfile"
+        spaces = ", workspaces" if self.workspaces else ""
+        modules = "present" if self.find_bin(self.runner or "") else "missing"
+        if self.runner is None:
+            tests = "no jest or vitest found (looked at package.json and config files)"
+        else:
+            tests = f"{self.runner} (found {self.runner_reason})"
+        return (
+            f"Node project ({self.manager}{lock}{spaces}); tests: {tests}; "
+            f"node_modules/.bin/{self.runner or 'runner'}: {modules}"
+        )
+
+    def node_options(self) -> str:
+        """NODE_OPTIONS the project's test script relies on (ESM support in jest)."""
+        flags = re.findall(r"--experimental-vm-modules|--no-warnings", self.test_script)
+        return " ".join(dict.fromkeys(flags))
+
+    def _add(self, name: str) -> str:
+        verb = {"npm": "npm install --save-dev", "yarn": "yarn add --dev"}
+        return f"{verb.get(self.manager, self.manager + ' add -D')} {name}"
+
+
+def _runner(folder: Path, package: dict[str, Any]) -> tuple[str | None, str]:
+    script = _str_dict(package.get("scripts")).get("test", "")
+    mentioned = [name for name in _RUNNERS if re.search(rf"\b{name}\b", script)]
+    if len(mentioned) == 1:
+        return mentioned[0], f"scripts.test: {script!r}"
+    for name in _RUNNERS:
+        for stem in (f"{name}.config", f"{name}.workspace"):
+            for ext in _CONFIG_EXTS:
+                if (folder / f"{stem}.{ext}").is_file():
+                    return name, f"{stem}.{ext}"
+    if isinstance(package.get("jest"), dict):
+        return "jest", 'package.json "jest"'
+    for key in ("devDependencies", "dependencies"):
+        deps = _str_dict(package.get(key))
+        for name in _RUNNERS:
+            if name in deps:
+                return name, f"{key} {name} {deps[name]}"
+    return None, ""
+
+
+def _lockfile(folder: Path) -> tuple[Path | None, str, str]:
+    for candidate in (folder, *folder.parents):
+        for name, manager, command in _LOCKFILES:
+            if (candidate / name).is_file():
+                if manager == "yarn" and (candidate / ".yarnrc.yml").is_file():
+                    command = "yarn install --immutable"
+                return candidate / name, manager, command
+        if not (candidate.parent / "package.json").is_file():
+            break
+    return None, "npm", "npm install"
+
+
+def node_project(folder: Path) -> NodeProject | None:
+    """The Node project in ``folder`` (None without a readable package.json)."""
+    package = read_json(folder / "package.json")
+    if package is None:
+        return None
+    runner, reason = _runner(folder, package)
+    lockfile, manager, command = _lockfile(folder)
+    declared = str(package.get("packageManager", "")).split("@", 1)[0]
+    if declared in ("npm", "yarn", "pnpm", "bun") and declared != manager:
+        manager, command = declared, f"{declared} install"
+    workspaces = "workspaces" in package or (folder / "pnpm-workspace.yaml").is_file()
+    return NodeProject(folder, package, runner, reason, manager, lockfile, command, workspaces)
+
+
+def node_env() -> dict[str, str]:
+    """The environment for JS test runners: non-interactive, no colours, caches kept out of
+    node_modules where tools allow it."""
+    env = dict(os.environ)
+    env.update(CI="true", NO_COLOR="1", FORCE_COLOR="0")
+    env.setdefault("CACHE_DIR", str(Path(tempfile.gettempdir()) / "agent-lsp-node-cache"))
+    for key in ("NODE_OPTIONS", "JEST_WORKER_ID", "VITEST", "VITEST_MODE"):
+        env.pop(key, None)
+    return env
+
+
+def split_targets(targets: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split ``file``/``file::test name`` targets into file filters and test names."""
+    files: list[str] = []
+    names: list[str] = []
+    for target in targets:
+        path, _, name = target.partition("::")
+        if path and path not in files:
+            files.append(path)
+        if name and name not in names:
+            names.append(name)
+    return files, names
+
+
+def js_regex_escape(text: str) -> str:
+    return re.sub(r"[.*+?^${}()|[\]\\/]", lambda m: "\\" + m.group(0), text)
+
+
+def name_pattern(names: Sequence[str]) -> str | None:
+    """A regex matching exactly the given full test names (``describe`` titles + title)."""
+    if not names:
+        return None
+    return "^(?:" + "|".join(js_regex_escape(name) for name in names) + ")$"

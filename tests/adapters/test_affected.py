@@ -1,0 +1,95 @@
+"""tests_for_source: which test files import a changed module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters import tests_for_source
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_python_imports(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "src/shop/cart.py": "",
+            "src/shop/__init__.py": "",
+            "src/shop/price.py": "",
+            "tests/test_cart.py": "from shop.cart import Cart\n",
+            "tests/test_cart2.py": "import shop.cart as c\n",
+            "tests/test_pkg.py": "from shop import (\n    price,\n    cart,\n)\n",
+            "tests/test_price.py": "from shop.price import total\n",
+            "tests/test_rel.py": "from .cart import x\n",
+            "tests/helper.py": "from shop.cart import Cart\n",  # not a test file
+            ".venv/lib/test_cart_venv.py": "from shop.cart import Cart\n",
+        },
+    )
+    assert tests_for_source(root, "src/shop/cart.py") == [
+        "tests/test_cart.py",
+        "tests/test_cart2.py",
+        "tests/test_pkg.py",
+        "tests/test_rel.py",
+    ]
+    assert tests_for_source(root, "tests/test_price.py") == ["tests/test_price.py"]
+    assert tests_for_source(root, str(root / "src/shop/price.py")) == [
+        "tests/test_pkg.py",
+        "tests/test_price.py",
+    ]
+
+
+def test_js_imports(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "src/calc.ts": "",
+            "src/util/index.js": "",
+            "src/calc.test.ts": "import { add } from './calc'\n",
+            "src/__tests__/deep.js": "const c = require('../calc.ts')\n",
+            "test/other.spec.js": "import x from '../src/other'\n",
+            "test/util.spec.mjs": "import u from '../src/util'\nvi.mock('../src/calc')\n",
+            "node_modules/pkg/calc.test.js": "import './calc'\n",
+        },
+    )
+    assert tests_for_source(root, "src/calc.ts") == [
+        "src/__tests__/deep.js",
+        "src/calc.test.ts",
+        "test/util.spec.mjs",
+    ]
+    assert tests_for_source(root, "src/util/index.js") == ["test/util.spec.mjs"]
+
+
+def test_go_package_folder(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pkg/a.go": "",
+            "pkg/a_test.go": "",
+            "pkg/b_test.go": "",
+            "other/c_test.go": "",
+            "m.go": "",
+        },
+    )
+    assert tests_for_source(root, "pkg/a.go") == ["pkg/a_test.go", "pkg/b_test.go"]
+    assert tests_for_source(root, "m.go") == []
+
+
+def test_python_reexports_and_late_imports(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "lib/__init__.py": "from .core import *\n",
+            "lib/core.py": "",
+            "lib/extra.py": "",
+            "tests/test_api.py": '"""Doc."""\nimport os\n\nimport lib as L\n',
+            "tests/test_extra.py": "import os\nfrom lib.extra import thing\n",
+        },
+    )
+    assert tests_for_source(root, "lib/core.py") == ["tests/test_api.py"]
+    assert tests_for_source(root, "lib/extra.py") == ["tests/test_extra.py"]
