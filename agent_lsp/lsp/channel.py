@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
     from pygls.workspace import TextDocument
 
+    from agent_lsp.lsp.proposals import ProposalStore
+
 log = logging.getLogger(__name__)
+CONFIRM = "agent-lsp.confirm"
 
 
 class LspEditorChannel:
@@ -30,10 +33,12 @@ class LspEditorChannel:
         server: LanguageServer,
         edit_timeout: float,
         on_event: Callable[[AgentEvent], None],
+        proposals: ProposalStore | None = None,
     ) -> None:
         self.server = server
         self.edit_timeout = edit_timeout
         self.on_event = on_event
+        self.proposals = proposals  # set: review mode, edits become proposals
 
     def _open_documents(self) -> dict[Path, TextDocument]:
         docs: dict[Path, TextDocument] = {}
@@ -44,9 +49,15 @@ class LspEditorChannel:
         return docs
 
     def buffers(self) -> Mapping[Path, str]:
-        return {path: doc.source for path, doc in self._open_documents().items()}
+        texts = {path: doc.source for path, doc in self._open_documents().items()}
+        if self.proposals is not None:  # the agent sees (and tests) what it proposed
+            texts.update(self.proposals.texts())
+        return texts
 
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        if self.proposals is not None:
+            self.proposals.propose(path, new_text, label)
+            return
         doc = self._open_documents().get(path)
         if doc is None:
             await asyncio.to_thread(atomic_write, path, new_text)
@@ -64,18 +75,23 @@ class LspEditorChannel:
     def _workspace_edit(self, uri: str, version: int | None, edit: t.TextEdit) -> t.WorkspaceEdit:
         caps = self.server.client_capabilities.workspace
         edit_caps = caps.workspace_edit if caps else None
-        if edit_caps and edit_caps.document_changes:
+        if not (edit_caps and edit_caps.document_changes):
+            return t.WorkspaceEdit(changes={uri: [edit]})
+        document = t.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        if not edit_caps.change_annotation_support:
             return t.WorkspaceEdit(
-                document_changes=[
-                    t.TextDocumentEdit(
-                        text_document=t.OptionalVersionedTextDocumentIdentifier(
-                            uri=uri, version=version
-                        ),
-                        edits=[edit],
-                    )
-                ]
+                document_changes=[t.TextDocumentEdit(text_document=document, edits=[edit])]
             )
-        return t.WorkspaceEdit(changes={uri: [edit]})
+        # The client can ask the user to confirm (VS Code: refactor preview).
+        annotated = t.AnnotatedTextEdit(
+            range=edit.range, new_text=edit.new_text, annotation_id=CONFIRM
+        )
+        return t.WorkspaceEdit(
+            document_changes=[t.TextDocumentEdit(text_document=document, edits=[annotated])],
+            change_annotations={
+                CONFIRM: t.ChangeAnnotation(label="agent-lsp edit", needs_confirmation=True)
+            },
+        )
 
     async def _send_edit(self, edit: t.WorkspaceEdit, label: str) -> t.ApplyWorkspaceEditResult:
         params = t.ApplyWorkspaceEditParams(edit=edit, label=label)

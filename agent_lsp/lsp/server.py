@@ -16,6 +16,7 @@ from agent_lsp import __version__
 from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import uri_to_path
+from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 
 if TYPE_CHECKING:
     from agent_lsp.lsp.state import AgentState
@@ -90,9 +91,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         only = params.context.only
         if only and not any(str(k).startswith("quickfix") for k in only):
             return []
-        ls.note_editor_diagnostics(params.text_document.uri, params.context.diagnostics)
+        diagnostics = params.context.diagnostics
+        ls.note_editor_diagnostics(params.text_document.uri, diagnostics)
         running = ls.started.tasks.running_id if ls.started else None
-        return code_actions(params.text_document.uri, params.context.diagnostics, running)
+        review = [a for d in diagnostics for a in review_actions(d)]
+        others = [d for d in diagnostics if not review_actions(d)]
+        return review + code_actions(params.text_document.uri, others, running)
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
@@ -109,6 +113,18 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         uri = _first_dict(args).get("uri")
         return ls.state.run_tests(str(uri) if uri else None)
+
+    @server.command(APPLY)
+    async def apply_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return await ls.state.apply_proposal(str(_first_dict(args).get("proposalId", "")))
+
+    @server.command(REJECT)
+    def reject_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return ls.state.reject_proposal(str(_first_dict(args).get("proposalId", "")))
+
+    @server.command(SHOW)
+    async def show_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return await ls.state.show_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(CANCEL_COMMAND)
     def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:

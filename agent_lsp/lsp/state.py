@@ -13,6 +13,8 @@ from lsprotocol import types as t
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
+from agent_lsp.lsp.proposals import ProposalStore
+from agent_lsp.lsp.publisher import AgentDiagnostics
 from agent_lsp.lsp.tasks import TaskManager
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
@@ -37,10 +39,12 @@ class AgentState:
         self._log_warnings(loaded.warnings)
         model = model_factory(loaded.settings) if model_factory else None
         self.session = Session(root, loaded.settings, model)
+        self.publisher = AgentDiagnostics(server)
         self.session.diagnostics.listeners.append(
-            lambda paths: publish_test_diagnostics(server, self.session, paths)
+            lambda paths: publish_test_diagnostics(server, self.publisher, self.session, paths)
         )
-        self.tasks = TaskManager(server)
+        self.proposals = ProposalStore(server, self.session.root, self.publisher)
+        self.tasks = TaskManager(server, self.proposals)
         self.test_runs = TestRuns(server)
 
     def _log_warnings(self, warnings: Sequence[str]) -> None:
@@ -91,6 +95,56 @@ class AgentState:
     def saved(self) -> None:
         if self.session.settings.tests.run_on_save:
             self.test_runs.start(self.session, None)
+
+    async def apply_proposal(self, proposal_id: str) -> dict[str, Any]:
+        proposal = self.proposals.find(proposal_id)
+        if proposal is None:
+            return self._tell(t.MessageType.Warning, f"no proposal {proposal_id} (already done?)")
+        if self.proposals.stale(proposal):
+            return self._tell(
+                t.MessageType.Warning,
+                f"the proposal for {proposal.path.name} is stale: the text changed since it was "
+                "made; reject it and ask the agent again",
+            )
+        edit = self.proposals.edit_for(proposal)
+        if edit is None:  # not open in the editor: the file itself
+            self.proposals.write_closed(proposal)
+        else:
+            params = t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-lsp: {proposal.label}")
+            result = await self.server.workspace_apply_edit_async(params)
+            if not result.applied:
+                reason = result.failure_reason or "no reason given"
+                return self._tell(t.MessageType.Warning, f"the editor refused the change: {reason}")
+        self.proposals.drop(proposal)
+        return self._tell(t.MessageType.Info, f"applied the change to {proposal.path.name}")
+
+    def reject_proposal(self, proposal_id: str) -> dict[str, Any]:
+        proposal = self.proposals.find(proposal_id)
+        if proposal is not None:
+            self.proposals.drop(proposal)
+        return {"rejected": proposal is not None}
+
+    async def show_proposal(self, proposal_id: str) -> dict[str, Any]:
+        proposal = self.proposals.find(proposal_id)
+        if proposal is None:
+            return self._tell(t.MessageType.Warning, f"no proposal {proposal_id}")
+        window = self.server.client_capabilities.window
+        if window and window.show_document and window.show_document.support:
+            uri = self.proposals.diff_path(proposal).as_uri()
+            shown = await self.server.window_show_document_async(
+                t.ShowDocumentParams(uri=uri, take_focus=True)
+            )
+            if shown.success:
+                return {"shown": uri}
+        diff = proposal.diff(self.session.root)
+        self.server.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=diff))
+        return self._tell(t.MessageType.Info, diff[:2000] or "no difference")
+
+    def _tell(self, kind: t.MessageType, message: str) -> dict[str, Any]:
+        self.server.window_show_message(
+            t.ShowMessageParams(type=kind, message=f"agent-lsp: {message}")
+        )
+        return {"message": message}
 
     def shutdown(self) -> None:
         self.tasks.cancel()

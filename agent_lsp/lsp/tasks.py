@@ -14,10 +14,13 @@ from agent_lsp.errors import TaskBusyError
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
+from agent_lsp.settings import ApplyMode
 from agent_lsp.task import Task
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+
+    from agent_lsp.lsp.proposals import ProposalStore
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +35,9 @@ _MESSAGE_TYPE = {
 class TaskManager:
     """One agent task at a time per server; commands return at once with its id."""
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, proposals: ProposalStore | None = None) -> None:
         self.server = server
+        self.proposals = proposals
         self.running: tuple[str, asyncio.Task[None]] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
 
@@ -59,8 +63,12 @@ class TaskManager:
 
     async def _run(self, task_id: str, task: Task, session: Session) -> None:
         token = await self._begin_progress(task, task_id)
+        review = session.settings.apply_mode is ApplyMode.REVIEW
         channel = LspEditorChannel(
-            self.server, session.settings.edit_timeout, lambda e: self._on_event(token, e)
+            self.server,
+            session.settings.edit_timeout,
+            lambda e: self._on_event(token, e),
+            self.proposals if review else None,
         )
         try:
             outcome = await session.run_task(task, channel)
@@ -110,7 +118,10 @@ class TaskManager:
 
     def _finish(self, token: str | None, task_id: str, outcome: TaskOutcome) -> None:
         text = f"agent-lsp: {outcome.status.value}: {outcome.summary}"
-        if outcome.changed_files:
+        pending = self.proposals.by_path if self.proposals else {}
+        if outcome.changed_files and pending:
+            text += f" (proposed: {', '.join(outcome.changed_files)}; review on the marked lines)"
+        elif outcome.changed_files:
             text += f" (changed: {', '.join(outcome.changed_files)})"
         if token is not None:
             self.server.work_done_progress.end(

@@ -12,6 +12,7 @@ from lsprotocol import types as t
 
 from agent_lsp.fileio import read_disk_text
 from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.lsp.textedit import lsp_lines
 from agent_lsp.session import Session
 from agent_lsp.workspace import Workspace
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
-SOURCE = "agent-lsp"
 
 
 class TestRuns:
@@ -64,12 +64,13 @@ class TestRuns:
         self.server.window_show_message(t.ShowMessageParams(type=kind, message=message))
 
 
-def publish_test_diagnostics(server: LanguageServer, session: Session, paths: set[Path]) -> None:
-    """Send agent-lsp's own diagnostics for `paths` (an empty list clears a file)."""
+def publish_test_diagnostics(
+    server: LanguageServer, publisher: AgentDiagnostics, session: Session, paths: set[Path]
+) -> None:
+    """Send agent-lsp's test diagnostics for `paths` (an empty list clears a file)."""
     for path in paths:
         uri = path.as_uri()
-        text = _text_of(server, uri, path)
-        lines = lsp_lines(text)
+        lines = lsp_lines(_text_of(server, uri, path))
         diagnostics: list[t.Diagnostic] = []
         for info in session.diagnostics.tests_for(path):
             line = min(info.line, max(len(lines) - 1, 0))
@@ -85,9 +86,7 @@ def publish_test_diagnostics(server: LanguageServer, session: Session, paths: se
                     source=SOURCE,
                 )
             )
-        server.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-        )
+        publisher.set("tests", uri, diagnostics)
 
 
 def _text_of(server: LanguageServer, uri: str, path: Path) -> str:

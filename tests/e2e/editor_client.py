@@ -64,13 +64,16 @@ class EditorClient(LanguageClient):
 
     def apply(self, params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
         edit = params.edit
-        per_uri: list[tuple[str, list[t.TextEdit]]] = []
+        per_uri: list[tuple[str, list[t.TextEdit | t.AnnotatedTextEdit]]] = []
         for change in edit.document_changes or []:
             assert isinstance(change, t.TextDocumentEdit)
             if change.text_document.version not in (None, self.versions[change.text_document.uri]):
                 return t.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
             per_uri.append(
-                (change.text_document.uri, [e for e in change.edits if isinstance(e, t.TextEdit)])
+                (
+                    change.text_document.uri,
+                    [e for e in change.edits if isinstance(e, t.TextEdit | t.AnnotatedTextEdit)],
+                )
             )
         for uri, edits in (edit.changes or {}).items():
             per_uri.append((uri, list(edits)))

@@ -68,6 +68,10 @@ async def test_ask_agent_to_fix_end_to_end(
             assert params.edit.document_changes is None
             edits = params.edit.changes[uri]  # type: ignore[index]
         assert len(edits) == 1 and edits[0].new_text == FIX
+        if profile == "vscode":  # it can ask the user to confirm: the edit says so
+            assert isinstance(edits[0], t.AnnotatedTextEdit)
+            annotations = params.edit.change_annotations or {}
+            assert annotations[edits[0].annotation_id].needs_confirmation is True
         assert edits[0].range.start == t.Position(line=9, character=0)
         assert client.buffers[uri] == on_disk.replace(BUG, FIX)
         assert calc.read_text() == on_disk  # unsaved in the editor, never written behind it

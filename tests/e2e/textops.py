@@ -15,7 +15,7 @@ def _offset(text: str, pos: t.Position) -> int:
     return sum(len(line) for line in lines[: pos.line]) + pos.character
 
 
-def apply_text_edits(text: str, edits: Sequence[t.TextEdit]) -> str:
+def apply_text_edits(text: str, edits: Sequence[t.TextEdit | t.AnnotatedTextEdit]) -> str:
     ordered = sorted(
         edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
     )

@@ -1,0 +1,174 @@
+"""Review mode: the agent's changes become proposals the user applies, inspects or rejects.
+
+Each proposal is a diagnostic on the changed lines with the code actions *Apply agent change*,
+*Show diff* and *Reject*. Until the user decides, the agent (and its test runs) see the proposed
+text; the editor's buffer and the file stay as they are. Applying checks that the text has not
+moved on since the proposal was made, then uses a versioned `workspace/applyEdit`."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as t
+
+from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
+from agent_lsp.lsp.textedit import lsp_lines, minimal_edit
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+APPLY, SHOW, REJECT = (
+    "agentLsp.applyProposal",
+    "agentLsp.showProposal",
+    "agentLsp.rejectProposal",
+)
+PROPOSALS = Path(".agent-lsp/proposals")
+
+
+@dataclass
+class Proposal:
+    id: str
+    path: Path
+    uri: str
+    base_text: str
+    base_version: int | None
+    new_text: str
+    label: str
+
+    def diff(self, root: Path) -> str:
+        rel = self.path.relative_to(root).as_posix() if self.path.is_relative_to(root) else ""
+        return "".join(
+            difflib.unified_diff(
+                self.base_text.splitlines(keepends=True),
+                self.new_text.splitlines(keepends=True),
+                f"a/{rel or self.path.name}",
+                f"b/{rel or self.path.name} (proposed)",
+            )
+        )
+
+
+class ProposalStore:
+    def __init__(self, server: LanguageServer, root: Path, publisher: AgentDiagnostics) -> None:
+        self.server = server
+        self.root = root
+        self.publisher = publisher
+        self.by_path: dict[Path, Proposal] = {}
+
+    def texts(self) -> dict[Path, str]:
+        """Proposed texts: what the agent reads while the user has not decided."""
+        return {path: p.new_text for path, p in self.by_path.items()}
+
+    def propose(self, path: Path, new_text: str, label: str) -> Proposal:
+        """Record (or extend) the proposal for `path`; the buffer is not touched."""
+        existing = self.by_path.get(path)
+        if existing is not None:
+            existing.new_text = new_text
+            proposal = existing
+        else:
+            uri = path.as_uri()
+            doc = self.server.workspace.text_documents.get(uri)
+            base, version = (doc.source, doc.version) if doc else (_disk(path), None)
+            uri = doc.uri if doc else uri
+            proposal = Proposal(uuid.uuid4().hex[:8], path, uri, base, version, new_text, label)
+            self.by_path[path] = proposal
+        self._save(proposal)
+        self._publish(proposal)
+        return proposal
+
+    def find(self, proposal_id: str) -> Proposal | None:
+        return next((p for p in self.by_path.values() if p.id == proposal_id), None)
+
+    def stale(self, proposal: Proposal) -> bool:
+        doc = self.server.workspace.text_documents.get(proposal.uri)
+        current = doc.source if doc else _disk(proposal.path)
+        return current != proposal.base_text
+
+    def edit_for(self, proposal: Proposal) -> t.WorkspaceEdit | None:
+        """A versioned edit turning the base text into the proposal, for an open buffer."""
+        doc = self.server.workspace.text_documents.get(proposal.uri)
+        if doc is None:
+            return None
+        edit = minimal_edit(
+            proposal.base_text, proposal.new_text, doc.position_codec.client_num_units
+        )
+        if edit is None:
+            return None
+        return t.WorkspaceEdit(
+            document_changes=[
+                t.TextDocumentEdit(
+                    text_document=t.OptionalVersionedTextDocumentIdentifier(
+                        uri=doc.uri, version=doc.version
+                    ),
+                    edits=[edit],
+                )
+            ]
+        )
+
+    def write_closed(self, proposal: Proposal) -> None:
+        atomic_write(proposal.path, proposal.new_text)
+
+    def drop(self, proposal: Proposal) -> None:
+        self.by_path.pop(proposal.path, None)
+        self.publisher.set("proposals", proposal.uri, [])
+        for suffix in (".diff",):
+            (self.root / PROPOSALS / f"{proposal.id}{suffix}").unlink(missing_ok=True)
+
+    def diff_path(self, proposal: Proposal) -> Path:
+        return self.root / PROPOSALS / f"{proposal.id}.diff"
+
+    def _save(self, proposal: Proposal) -> None:
+        with contextlib.suppress(OSError):  # a convenience: the proposal lives in memory
+            atomic_write(self.diff_path(proposal), proposal.diff(self.root))
+
+    def _publish(self, proposal: Proposal) -> None:
+        edit = minimal_edit(proposal.base_text, proposal.new_text, len)
+        lines = lsp_lines(proposal.base_text)
+        start = edit.range.start.line if edit else 0
+        end = max(start, (edit.range.end.line if edit else 0) - 1)
+        width = len(lines[end].rstrip("\r\n")) if end < len(lines) else 0
+        diagnostic = t.Diagnostic(
+            range=t.Range(
+                start=t.Position(line=start, character=0),
+                end=t.Position(line=end, character=width),
+            ),
+            message=f"agent proposes a change ({proposal.label}): apply, show the diff or reject",
+            severity=t.DiagnosticSeverity.Information,
+            source=SOURCE,
+            data={"proposalId": proposal.id},
+        )
+        self.publisher.set("proposals", proposal.uri, [diagnostic])
+
+
+def review_actions(diagnostic: t.Diagnostic) -> list[t.CodeAction]:
+    data = diagnostic.data
+    proposal_id = data.get("proposalId") if isinstance(data, dict) else None
+    if not isinstance(proposal_id, str):
+        return []
+    args = [{"proposalId": proposal_id}]
+    return [
+        t.CodeAction(
+            title=title,
+            kind=t.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            is_preferred=command == APPLY,
+            command=t.Command(title=title, command=command, arguments=args),
+        )
+        for title, command in (
+            ("Apply agent change", APPLY),
+            ("Show diff of agent change", SHOW),
+            ("Reject agent change", REJECT),
+        )
+    ]
+
+
+def _disk(path: Path) -> str:
+    try:
+        return read_disk_text(path)
+    except OSError:
+        return ""
