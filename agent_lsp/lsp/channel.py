@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
     from agent_lsp.lsp.proposals import ProposalStore
+    from agent_lsp.lsp.questions import Questions
 
 log = logging.getLogger(__name__)
 CONFIRM = "agent-lsp.confirm"
@@ -34,7 +35,11 @@ class LspEditorChannel:
         edit_timeout: float,
         on_event: Callable[[AgentEvent], None],
         proposals: ProposalStore | None = None,
+        questions: Questions | None = None,
+        focus_uri: str | None = None,
     ) -> None:
+        self.questions = questions
+        self.focus_uri = focus_uri  # where a question diagnostic goes (the task's file)
         self.server = server
         self.edit_timeout = edit_timeout
         self.on_event = on_event
@@ -116,13 +121,20 @@ class LspEditorChannel:
             await asyncio.sleep(0.02)
         log.warning("edit to %s applied but its didChange did not arrive in time", uri)
 
+    async def _ask_by_diagnostic(self, question: str, options: Sequence[str]) -> str | None:
+        documents = self.server.workspace.text_documents
+        uri = self.focus_uri if self.focus_uri in documents else next(iter(documents), None)
+        if self.questions is None or uri is None:
+            return None
+        return await self.questions.ask(uri, 0, question, options)
+
     async def report(self, event: AgentEvent) -> None:
         self.on_event(event)
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         caps = self.server.client_capabilities.window
         if caps is None or caps.show_message is None:
-            return None
+            return await self._ask_by_diagnostic(question, options)
         params = t.ShowMessageRequestParams(
             type=t.MessageType.Info,
             message=question,

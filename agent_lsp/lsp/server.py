@@ -17,6 +17,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import uri_to_path
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
+from agent_lsp.lsp.questions import ANSWER, answer_actions
 
 if TYPE_CHECKING:
     from agent_lsp.lsp.state import AgentState
@@ -94,9 +95,9 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         diagnostics = params.context.diagnostics
         ls.note_editor_diagnostics(params.text_document.uri, diagnostics)
         running = ls.started.tasks.running_id if ls.started else None
-        review = [a for d in diagnostics for a in review_actions(d)]
-        others = [d for d in diagnostics if not review_actions(d)]
-        return review + code_actions(params.text_document.uri, others, running)
+        special = [a for d in diagnostics for a in review_actions(d) + answer_actions(d)]
+        others = [d for d in diagnostics if not (review_actions(d) or answer_actions(d))]
+        return special + code_actions(params.text_document.uri, others, running)
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
@@ -125,6 +126,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.command(SHOW)
     async def show_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         return await ls.state.show_proposal(str(_first_dict(args).get("proposalId", "")))
+
+    @server.command(ANSWER)
+    def answer(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
+        given = _first_dict(args)
+        choice, question = str(given.get("choice", "")), str(given.get("questionId", ""))
+        return {"answered": ls.state.questions.answer(question, choice)}
 
     @server.command(CANCEL_COMMAND)
     def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:

@@ -15,6 +15,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
+from agent_lsp.lsp.questions import Questions
 from agent_lsp.lsp.tasks import TaskManager
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
@@ -44,7 +45,8 @@ class AgentState:
             lambda paths: publish_test_diagnostics(server, self.publisher, self.session, paths)
         )
         self.proposals = ProposalStore(server, self.session.root, self.publisher)
-        self.tasks = TaskManager(server, self.proposals)
+        self.questions = Questions(self.publisher)
+        self.tasks = TaskManager(server, self.proposals, self.questions)
         self.test_runs = TestRuns(server)
 
     def _log_warnings(self, warnings: Sequence[str]) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
     from agent_lsp.lsp.proposals import ProposalStore
+    from agent_lsp.lsp.questions import Questions
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +36,15 @@ _MESSAGE_TYPE = {
 class TaskManager:
     """One agent task at a time per server; commands return at once with its id."""
 
-    def __init__(self, server: LanguageServer, proposals: ProposalStore | None = None) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        proposals: ProposalStore | None = None,
+        questions: Questions | None = None,
+    ) -> None:
         self.server = server
         self.proposals = proposals
+        self.questions = questions
         self.running: tuple[str, asyncio.Task[None]] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
 
@@ -69,6 +76,8 @@ class TaskManager:
             session.settings.edit_timeout,
             lambda e: self._on_event(token, e),
             self.proposals if review else None,
+            self.questions,
+            (session.root / task.path).as_uri() if task.path else None,
         )
         try:
             outcome = await session.run_task(task, channel)

@@ -18,6 +18,26 @@ from pytest_lsp.client import register_lsp_features
 from tests.e2e.textops import apply_text_edits
 
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.7.0", "emacs": "emacs"}
+# Helix 25.07: versioned edits, but no showMessageRequest and no work-done progress.
+HELIX = t.ClientCapabilities(
+    workspace=t.WorkspaceClientCapabilities(
+        apply_edit=True,
+        workspace_edit=t.WorkspaceEditClientCapabilities(document_changes=True),
+        configuration=False,
+    ),
+    text_document=t.TextDocumentClientCapabilities(
+        code_action=t.CodeActionClientCapabilities(
+            code_action_literal_support=t.ClientCodeActionLiteralOptions(
+                code_action_kind=t.ClientCodeActionKindOptions(value_set=["quickfix"])
+            )
+        ),
+        publish_diagnostics=t.PublishDiagnosticsClientCapabilities(),
+    ),
+)
+
+
+def capabilities(profile: str) -> t.ClientCapabilities:
+    return HELIX if profile == "helix" else client_capabilities(PROFILES[profile])
 
 
 def _converter() -> Any:
@@ -45,6 +65,8 @@ class EditorClient(LanguageClient):
         self.versions: dict[str, int] = {}
         self.edits_received: list[t.ApplyWorkspaceEditParams] = []
         self.initialize_result: t.InitializeResult | None = None
+        self.questions: list[t.ShowMessageRequestParams] = []
+        self.answers: list[str | None] = []
         self.edit_answer: Callable[[t.ApplyWorkspaceEditParams], t.ApplyWorkspaceEditResult] = (
             self.apply
         )
@@ -114,6 +136,12 @@ def _make_client() -> EditorClient:
         ls.edits_received.append(params)
         return ls.edit_answer(params)
 
+    @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def ask(ls: EditorClient, params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:
+        ls.questions.append(params)
+        answer = ls.answers.pop(0) if ls.answers else None
+        return t.MessageActionItem(title=answer) if answer else None
+
     return client
 
 
@@ -134,7 +162,7 @@ async def editor_session(
     assert isinstance(client, EditorClient)
     client.initialize_result = await client.initialize_session(
         t.InitializeParams(
-            capabilities=client_capabilities(PROFILES[profile]),
+            capabilities=capabilities(profile),
             client_info=t.ClientInfo(name=profile),
             root_uri=root.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name=root.name)],

@@ -42,7 +42,7 @@ async def ask_agent_to_fix(client: EditorClient, uri: str) -> dict[str, str]:
     return result
 
 
-@pytest.mark.parametrize("profile", ["vscode", "neovim", "emacs"])
+@pytest.mark.parametrize("profile", ["vscode", "neovim", "emacs", "helix"])
 async def test_ask_agent_to_fix_end_to_end(
     profile: str, project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
@@ -83,6 +83,10 @@ async def test_ask_agent_to_fix_end_to_end(
         assert "pytest: 2 passed, 0 failed" in tool_messages(fake_openai.requests[3])[2]
 
         # Progress: begin, reports, end — for clients that advertise it.
+        if profile == "helix":
+            assert client.progress_reports == {}
+            assert any("agent-lsp: edit_file" in m.message for m in client.log_messages)
+            return
         reports = [v for values in client.progress_reports.values() for v in values]
         assert isinstance(reports[0], t.WorkDoneProgressBegin)
         assert reports[0].title == "agent-lsp" and reports[0].cancellable is True

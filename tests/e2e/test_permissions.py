@@ -1,0 +1,75 @@
+"""Permission prompts: showMessageRequest where the editor has it, code actions where not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types as t
+
+from tests.e2e.editor_client import editor_session
+from tests.e2e.test_lsp_fix import ask_agent_to_fix
+from tests.e2e.test_lsp_tests import until
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.scripts import fix_average_script, tool_messages
+
+TOUCH = Reply(tool_calls=[ToolCall("run_command", {"command": "touch made.txt"})])
+
+
+async def test_helix_gets_the_question_as_a_diagnostic_with_answers(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(TOUCH, *fix_average_script()[1:])
+    async with editor_session("helix", project, server_env) as client:
+        uri = client.open(project / "calc.py")
+        await ask_agent_to_fix(client, uri)
+        await until(lambda: any(d.data for d in client.diagnostics.get(uri, [])))
+        (question,) = [d for d in client.diagnostics[uri] if d.data]
+        assert question.message.startswith("agent-lsp wants to run: touch made.txt")
+        actions = await client.text_document_code_action_async(
+            t.CodeActionParams(
+                text_document=t.TextDocumentIdentifier(uri=uri),
+                range=question.range,
+                context=t.CodeActionContext(diagnostics=[question]),
+            )
+        )
+        assert actions is not None
+        titles = [a.title for a in actions]
+        assert titles == [
+            "Agent: Allow once",
+            "Agent: Always allow",
+            "Agent: Deny",
+            "Cancel agent task",
+        ]
+        allow = actions[0]
+        assert isinstance(allow, t.CodeAction) and allow.command is not None
+        await client.workspace_execute_command_async(
+            t.ExecuteCommandParams(command=allow.command.command, arguments=allow.command.arguments)
+        )
+        await client.wait_for_message("agent-lsp: completed")
+        assert (project / "made.txt").exists()
+        ran = tool_messages(fake_openai.requests[1])[0]
+        assert '"status":"success"' in ran and "user: allow once" in ran
+        await until(lambda: not [d for d in client.diagnostics.get(uri, []) if d.data])
+
+
+async def test_a_denied_or_dismissed_prompt_means_no(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(TOUCH, TOUCH, *fix_average_script()[1:])
+    async with editor_session("vscode", project, server_env) as client:
+        client.answers = ["Deny", None]
+        uri = client.open(project / "calc.py")
+        await ask_agent_to_fix(client, uri)
+        await client.wait_for_message("agent-lsp: completed")
+        assert [q.message for q in client.questions] == [
+            "agent-lsp wants to run: touch made.txt"
+        ] * 2
+        assert [a.title for a in client.questions[0].actions or []] == [
+            "Allow once",
+            "Always allow",
+            "Deny",
+        ]
+        results = tool_messages(fake_openai.requests[2])
+        assert "not run: user: denied" in results[0]
+        assert "not run: no answer (denied)" in results[1]
+        assert not (project / "made.txt").exists()
