@@ -17,6 +17,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import uri_to_path
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
+from agent_lsp.lsp.protocol import AgentProtocol
 from agent_lsp.lsp.questions import ANSWER, answer_actions
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ class AgentLanguageServer(LanguageServer):
     """pygls server plus the agent's state for one workspace (created on first use)."""
 
     def __init__(self, model_factory: Callable[[Settings], Model] | None = None) -> None:
-        super().__init__("agent-lsp", __version__)
+        super().__init__("agent-lsp", __version__, protocol_cls=AgentProtocol)
         self.model_factory = model_factory
         self.root: Path | None = None
         self.options: Any = None

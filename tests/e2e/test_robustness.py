@@ -1,0 +1,195 @@
+"""Bad input and rough clients: the server answers with errors, stays up, and keeps files whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as t
+
+from tests.e2e.editor_client import editor_session
+from tests.e2e.test_lsp_fix import DIAGNOSTIC, ask_agent_to_fix
+from tests.fakes.openai_server import FakeOpenAIServer, Hang
+from tests.scripts import fix_average_script
+
+
+class RawClient:
+    """Speaks JSON-RPC over the server's stdio byte by byte, so it can also send garbage."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.inbox: list[dict[str, Any]] = []
+
+    @classmethod
+    async def start(cls, env: dict[str, str]) -> RawClient:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "agent_lsp",
+            "serve",
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        return cls(proc)
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    async def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        length = 0
+        while (line := await self.proc.stdout.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(await self.proc.stdout.readexactly(length))
+
+    async def response(self, msg_id: int, timeout: float = 20) -> dict[str, Any]:
+        async def wait() -> dict[str, Any]:
+            while True:
+                message = await self.read()
+                if message.get("id") == msg_id and "method" not in message:
+                    return message
+                self.inbox.append(message)
+                if "method" in message and "id" in message:  # answer server requests
+                    self.send({"id": message["id"], "result": None})
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    async def initialize(self, root: Path) -> None:
+        self.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}},
+            }
+        )
+        assert "result" in await self.response(1)
+        self.send({"method": "initialized", "params": {}})
+
+
+async def test_malformed_messages_get_errors_and_the_server_stays_up(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    client = await RawClient.start(server_env)
+    await client.initialize(project)
+    client.send_raw(b"Content-Length: 9\r\n\r\n{not json")  # broken JSON
+    client.send(
+        {
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {"command": "agentLsp.doesNotExist", "arguments": []},
+        }
+    )
+    unknown = await client.response(2)
+    assert unknown["error"]["message"]
+    client.send(
+        {
+            "id": 3,
+            "method": "workspace/executeCommand",
+            "params": {"command": "agentLsp.fix", "arguments": ["only-a-uri"]},
+        }
+    )
+    wrong = await client.response(3)
+    assert wrong["error"]["code"] == -32602  # invalid params
+    client.send({"id": 4, "method": "textDocument/codeAction", "params": {"oops": True}})
+    bad_params = await client.response(4)
+    assert "error" in bad_params
+    client.send({"id": 5, "method": "shutdown"})
+    assert (await client.response(5)).get("result") is None
+    client.send({"method": "exit"})
+    assert await asyncio.wait_for(client.proc.wait(), 10) == 0
+
+
+async def test_client_disconnecting_mid_task_leaves_files_whole(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(Hang(30))
+    before = (project / "calc.py").read_text()
+    client = await RawClient.start(server_env)
+    await client.initialize(project)
+    client.send(
+        {
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {
+                "command": "agentLsp.fix",
+                "arguments": [
+                    (project / "calc.py").as_uri(),
+                    json.loads(
+                        json.dumps(
+                            {
+                                "range": {
+                                    "start": {"line": 9, "character": 0},
+                                    "end": {"line": 9, "character": 5},
+                                },
+                                "message": "wrong average",
+                            }
+                        )
+                    ),
+                ],
+            },
+        }
+    )
+    assert "taskId" in (await client.response(2))["result"]
+    await asyncio.to_thread(fake_openai.wait_for_requests, 1)
+    assert client.proc.stdin is not None
+    client.proc.stdin.close()  # the editor went away
+    started = time.monotonic()
+    await asyncio.wait_for(client.proc.wait(), 20)
+    assert time.monotonic() - started < 20
+    assert (project / "calc.py").read_text() == before
+
+
+async def test_big_buffer_and_a_change_storm_during_a_task(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    big = project / "big.py"
+    big.write_text("".join(f"value_{i} = {i}\n" for i in range(50_000)))
+    fake_openai.script(Hang(1.5), *fix_average_script())
+    async with editor_session("vscode", project, server_env) as client:
+        big_uri = client.open(big)
+        uri = client.open(project / "calc.py")
+        await ask_agent_to_fix(client, uri)
+        for n in range(300):  # the user keeps typing in another file while the agent works
+            client.versions[big_uri] += 1
+            client.text_document_did_change(
+                t.DidChangeTextDocumentParams(
+                    text_document=t.VersionedTextDocumentIdentifier(
+                        uri=big_uri, version=client.versions[big_uri]
+                    ),
+                    content_changes=[
+                        t.TextDocumentContentChangePartial(
+                            range=t.Range(
+                                start=t.Position(line=n, character=0),
+                                end=t.Position(line=n, character=0),
+                            ),
+                            text="# typed\n",
+                        )
+                    ],
+                )
+            )
+        started = time.monotonic()
+        actions = await client.text_document_code_action_async(
+            t.CodeActionParams(
+                text_document=t.TextDocumentIdentifier(uri=big_uri),
+                range=t.Range(
+                    start=t.Position(line=49_000, character=0),
+                    end=t.Position(line=49_000, character=3),
+                ),
+                context=t.CodeActionContext(diagnostics=[DIAGNOSTIC]),
+            )
+        )
+        assert actions is not None and time.monotonic() - started < 5
+        await client.wait_for_message("agent-lsp: completed")
+        assert client.buffers[uri].count("return sum(values) / len(values)") == 1
+        assert big.read_text().count("# typed") == 0  # the typing stayed in the buffer
