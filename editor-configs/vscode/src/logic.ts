@@ -1,0 +1,347 @@
+// Pure logic of the extension: no `vscode` import, so `node --test` checks it without an editor.
+
+/** Commands the agent-lsp server registers (workspace/executeCommand). */
+export const SERVER = {
+  fix: "agentLsp.fix",
+  runTask: "agentLsp.runTask",
+  runTests: "agentLsp.runTests",
+  cancel: "agentLsp.cancel",
+  showLog: "agentLsp.showLog",
+  remember: "agentLsp.remember",
+} as const;
+
+/**
+ * The palette commands of this extension. They differ from the server's IDs on purpose:
+ * vscode-languageclient registers every ID the server advertises as a VS Code command itself.
+ */
+export const PALETTE = {
+  runTask: "agentLsp.palette.runTask",
+  runTests: "agentLsp.palette.runTests",
+  cancel: "agentLsp.palette.cancel",
+  showLog: "agentLsp.palette.showLog",
+  remember: "agentLsp.palette.remember",
+} as const;
+
+/** Settings of the extension itself: how to start the server. Never sent to the server. */
+export const EXTENSION_ONLY = ["server", "trace"] as const;
+export const DEFAULT_SERVER_PATH = "agent-lsp";
+export const DEFAULT_SERVER_ARGS: readonly string[] = ["serve"];
+/** Title of the server's work-done progress; its tokens start with "agent-lsp/". */
+export const PROGRESS_TITLE = "agent-lsp";
+
+// ---------------------------------------------------------------- server command line
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+}
+
+/** `agentLsp.server.path` + `agentLsp.server.args` -> what to spawn; bad values fall back. */
+export function serverCommand(path: unknown, args: unknown): ServerCommand {
+  const command =
+    typeof path === "string" && path.trim() !== "" ? path.trim() : DEFAULT_SERVER_PATH;
+  const list =
+    Array.isArray(args) && args.every((a): a is string => typeof a === "string")
+      ? [...args]
+      : [...DEFAULT_SERVER_ARGS];
+  return { command, args: list };
+}
+
+// ---------------------------------------------------------------- settings sent to the server
+
+/** What `WorkspaceConfiguration.inspect(key)` reports (the fields used here). */
+export interface Inspection {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/** The value the user set, most specific scope first; undefined when only the default applies. */
+export function explicitValue(inspection: Inspection | undefined): unknown {
+  if (inspection === undefined) {
+    return undefined;
+  }
+  for (const value of [
+    inspection.workspaceFolderValue,
+    inspection.workspaceValue,
+    inspection.globalValue,
+  ]) {
+    if (value !== undefined) {
+      return value;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The settings tree for the server (initializationOptions, workspace/didChangeConfiguration):
+ * only the values the user set, nested by their dotted keys, without the extension's own keys.
+ * VS Code's defaults are left out so that they do not override the user's and the project's
+ * `config.toml` files, which rank below the editor's settings.
+ *
+ * `keys` are relative to the `agentLsp` section ("model.name"); `inspect` reads one of them.
+ */
+export function serverSettings(
+  keys: readonly string[],
+  inspect: (key: string) => Inspection | undefined,
+): Record<string, unknown> {
+  const tree: Record<string, unknown> = {};
+  for (const key of keys) {
+    const parts = key.split(".");
+    if ((EXTENSION_ONLY as readonly string[]).includes(parts[0] ?? "")) {
+      continue;
+    }
+    const value = explicitValue(inspect(key));
+    if (value === undefined) {
+      continue;
+    }
+    let node = tree;
+    for (const part of parts.slice(0, -1)) {
+      const child = node[part];
+      if (typeof child !== "object" || child === null || Array.isArray(child)) {
+        node[part] = {};
+      }
+      node = node[part] as Record<string, unknown>;
+    }
+    node[parts[parts.length - 1] ?? key] = value;
+  }
+  return tree;
+}
+
+/** The `agentLsp.*` keys contributed in package.json, relative to the section. */
+export function settingKeys(contributed: Record<string, unknown> | undefined): string[] {
+  const prefix = "agentLsp.";
+  return Object.keys(contributed ?? {})
+    .filter((key) => key.startsWith(prefix))
+    .map((key) => key.slice(prefix.length));
+}
+
+// ---------------------------------------------------------------- executeCommand arguments
+
+export function runTaskArguments(text: string | undefined): unknown[] | undefined {
+  const task = (text ?? "").trim();
+  return task === "" ? undefined : [{ task }];
+}
+
+/** The whole suite (a `uri` would make that file the test target). */
+export function runTestsArguments(uri?: string): unknown[] {
+  return [uri === undefined ? {} : { uri }];
+}
+
+/** Without a task id the server cancels whichever task runs. */
+export function cancelArguments(taskId?: string): unknown[] {
+  return [taskId === undefined ? {} : { taskId }];
+}
+
+export function rememberArguments(text: string | undefined): unknown[] | undefined {
+  const note = (text ?? "").trim();
+  return note === "" ? undefined : [{ note }];
+}
+
+/** Whether the server advertised `command` (initialize result, executeCommandProvider). */
+export function serverSupports(
+  advertised: readonly string[] | undefined,
+  command: string,
+): boolean {
+  return (advertised ?? []).includes(command);
+}
+
+// ---------------------------------------------------------------- what to tell the user
+
+export type Level = "info" | "warning" | "error";
+
+export interface Notice {
+  level: Level;
+  text: string;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+/**
+ * The message for a server command's result, or undefined when there is nothing to add.
+ * A refusal (`{error}`) is shown by the server itself (window/showMessage), so not again here;
+ * a task's outcome arrives later the same way ("agent-lsp: completed: ...").
+ */
+export function resultNotice(command: string, result: unknown): Notice | undefined {
+  const fields = record(result);
+  if (typeof fields.error === "string") {
+    return undefined;
+  }
+  switch (command) {
+    case SERVER.runTask:
+    case SERVER.fix:
+      return typeof fields.taskId === "string"
+        ? {
+            level: "info",
+            text: `agent-lsp: task ${fields.taskId} started (Agent: Cancel task stops it)`,
+          }
+        : undefined;
+    case SERVER.runTests:
+      if (fields.status === "already running") {
+        return { level: "info", text: "agent-lsp: the tests are already running" };
+      }
+      return fields.status === "started"
+        ? { level: "info", text: "agent-lsp: running the tests" }
+        : undefined;
+    case SERVER.cancel:
+      return fields.cancelled === false
+        ? { level: "info", text: "agent-lsp: no task to cancel" }
+        : undefined;
+    case SERVER.remember:
+      return { level: "info", text: "agent-lsp: noted" };
+    default:
+      return undefined;
+  }
+}
+
+export function unsupportedNotice(command: string): Notice {
+  return {
+    level: "warning",
+    text: `agent-lsp: this server has no ${command} command (update agent-lsp)`,
+  };
+}
+
+export type LogTarget =
+  { kind: "uri"; uri: string } | { kind: "path"; path: string } | { kind: "channel" };
+
+/** Where "Agent: Show log" goes: a log the server names, else the extension's output channel. */
+export function logTarget(result: unknown): LogTarget {
+  const fields = record(result);
+  if (typeof fields.uri === "string" && fields.uri !== "") {
+    return { kind: "uri", uri: fields.uri };
+  }
+  if (typeof fields.path === "string" && fields.path !== "") {
+    return { kind: "path", path: fields.path };
+  }
+  return { kind: "channel" };
+}
+
+// ---------------------------------------------------------------- task status
+
+const VERBS: Record<string, string> = {
+  read_file: "reading",
+  edit_file: "editing",
+  write_file: "writing",
+  list_files: "listing",
+  search_text: "searching",
+  find_symbol: "looking up",
+  run_tests: "running tests",
+  run_command: "running a command",
+  git_status: "git status",
+  git_diff: "git diff",
+  get_diagnostics: "reading diagnostics",
+  remember: "remembering",
+  update_task: "taking notes",
+};
+
+/**
+ * Progress report text -> status text: 'edit_file {"path": "calc.py", ...}' -> "editing calc.py".
+ * Tool results ("edit_file: success ...") and "started: ..." keep the previous text (undefined).
+ */
+export function describe(message: string): string | undefined {
+  const call = /^(\w+) (\{.*)/s.exec(message);
+  if (call) {
+    const tool = call[1] ?? "";
+    const path = /"path":\s*"([^"]*)"/.exec(call[2] ?? "");
+    return (VERBS[tool] ?? tool) + (path ? ` ${path[1]}` : "");
+  }
+  const head = /^(\w+): /.exec(message);
+  if (head && (head[1] === "started" || (head[1] ?? "") in VERBS)) {
+    return undefined;
+  }
+  return message === "" ? undefined : message;
+}
+
+export type ProgressToken = string | number;
+
+/** The fields of WorkDoneProgressBegin / Report / End used here. */
+export interface ProgressValue {
+  kind: "begin" | "report" | "end";
+  title?: string;
+  message?: string;
+}
+
+export type TaskState = { kind: "idle" } | { kind: "running"; text: string };
+
+/**
+ * idle -> running(text) -> idle, driven by the server's work-done progress. Only progress
+ * titled "agent-lsp" (or with an "agent-lsp/..." token) counts; other servers' progress is
+ * ignored. Several tokens may be open; the status is running while any is.
+ */
+export class TaskTracker {
+  private readonly open = new Map<ProgressToken, string>();
+
+  constructor(private readonly onChange: (state: TaskState) => void = () => undefined) {}
+
+  get state(): TaskState {
+    let text: string | undefined;
+    for (const value of this.open.values()) {
+      text = value; // the newest
+    }
+    return text === undefined ? { kind: "idle" } : { kind: "running", text };
+  }
+
+  progress(token: ProgressToken, value: ProgressValue): void {
+    const before = this.state;
+    if (value.kind === "begin") {
+      const ours = value.title === PROGRESS_TITLE || String(token).startsWith(`${PROGRESS_TITLE}/`);
+      if (ours) {
+        this.open.set(token, value.message || value.title || "working");
+      }
+    } else if (!this.open.has(token)) {
+      return;
+    } else if (value.kind === "report") {
+      const text = describe(value.message ?? "");
+      if (text !== undefined) {
+        this.open.set(token, text);
+      }
+    } else {
+      this.open.delete(token);
+    }
+    this.notify(before);
+  }
+
+  /** The server stopped or restarted: nothing runs any more. */
+  reset(): void {
+    const before = this.state;
+    this.open.clear();
+    this.notify(before);
+  }
+
+  private notify(before: TaskState): void {
+    const after = this.state;
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      this.onChange(after);
+    }
+  }
+}
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+  command: string;
+}
+
+const MAX_STATUS = 50;
+
+/** The status-bar item for a state; clicking it cancels a running task or asks for a new one. */
+export function statusView(state: TaskState): StatusView {
+  if (state.kind === "idle") {
+    return {
+      text: "$(hubot) agent",
+      tooltip: "agent-lsp: idle (click to run a task)",
+      command: PALETTE.runTask,
+    };
+  }
+  const oneLine = state.text.replace(/\s+/g, " ").trim();
+  const text = oneLine.length > MAX_STATUS ? `${oneLine.slice(0, MAX_STATUS - 1)}…` : oneLine;
+  return {
+    text: `$(sync~spin) agent: ${text}`,
+    tooltip: `agent-lsp: ${oneLine} (click to cancel)`,
+    command: PALETTE.cancel,
+  };
+}
