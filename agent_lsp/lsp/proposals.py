@@ -54,7 +54,14 @@ class Proposal:
 
 
 class ProposalStore:
-    def __init__(self, server: LanguageServer, root: Path, publisher: AgentDiagnostics) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        root: Path,
+        publisher: AgentDiagnostics,
+        markers: bool = True,
+    ) -> None:
+        self.markers = markers  # publish a diagnostic per proposal (review mode)
         self.server = server
         self.root = root
         self.publisher = publisher
@@ -78,7 +85,8 @@ class ProposalStore:
             proposal = Proposal(uuid.uuid4().hex[:8], path, uri, base, version, new_text, label)
             self.by_path[path] = proposal
         self._save(proposal)
-        self._publish(proposal)
+        if self.markers:
+            self._publish(proposal)
         return proposal
 
     def find(self, proposal_id: str) -> Proposal | None:

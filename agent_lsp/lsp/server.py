@@ -96,9 +96,11 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         diagnostics = params.context.diagnostics
         ls.note_editor_diagnostics(params.text_document.uri, diagnostics)
         running = ls.started.tasks.running_id if ls.started else None
+        uri = params.text_document.uri
         special = [a for d in diagnostics for a in review_actions(d) + answer_actions(d)]
         others = [d for d in diagnostics if not (review_actions(d) or answer_actions(d))]
-        return special + code_actions(params.text_document.uri, others, running)
+        ready = ls.started.suggestions.actions(uri, others) if ls.started else []
+        return special + ready + code_actions(uri, others, running)
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:

@@ -16,6 +16,7 @@ from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
 from agent_lsp.lsp.questions import Questions
+from agent_lsp.lsp.suggestions import Suggestions
 from agent_lsp.lsp.tasks import TaskManager
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
@@ -47,6 +48,8 @@ class AgentState:
         self.proposals = ProposalStore(server, self.session.root, self.publisher)
         self.questions = Questions(self.publisher)
         self.tasks = TaskManager(server, self.proposals, self.questions)
+        store = ProposalStore(server, self.session.root, self.publisher, markers=False)
+        self.suggestions = Suggestions(self, store)
         self.test_runs = TestRuns(server)
 
     def _log_warnings(self, warnings: Sequence[str]) -> None:
@@ -61,6 +64,7 @@ class AgentState:
         if path is not None:
             seen = [diagnostic_info(d) for d in diagnostics if d.source != "agent-lsp"]
             self.session.diagnostics.seen_in_editor(path.resolve(), seen)
+        self.suggestions.on_diagnostics(uri, diagnostics)
 
     def apply_editor_settings(self, options: Any) -> None:
         """workspace/didChangeConfiguration: re-merge every source with the new editor layer."""
@@ -85,6 +89,27 @@ class AgentState:
         info = diagnostic_info(diagnostic)
         return self.start_task(
             Task(kind=TaskKind.FIX, instruction="", path=relative, diagnostic=info)
+        )
+
+    def start_suggestion(
+        self, uri: str, diagnostic: t.Diagnostic, suggestions: Suggestions, key: Any
+    ) -> None:
+        """A fix prepared in the background, kept as a suggestion (the editor is not touched)."""
+        path = uri_to_path(uri)
+        if path is None:
+            return
+        task = Task(
+            kind=TaskKind.FIX,
+            instruction="",
+            path=_relative(self.session.root, path),
+            diagnostic=diagnostic_info(diagnostic),
+        )
+        self.tasks.start(
+            task,
+            self.session,
+            proposals=suggestions.store,
+            quiet=True,
+            on_done=lambda: suggestions.record(key, path.resolve()),
         )
 
     def run_task(self, text: str) -> dict[str, str]:

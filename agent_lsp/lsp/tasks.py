@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -52,13 +53,28 @@ class TaskManager:
     def running_id(self) -> str | None:
         return self.running[0] if self.running else None
 
-    def start(self, task: Task, session: Session) -> str:
+    def start(
+        self,
+        task: Task,
+        session: Session,
+        *,
+        proposals: ProposalStore | None = None,
+        quiet: bool = False,
+        on_done: Callable[[], None] | None = None,
+    ) -> str:
+        """Start `task` in the background. `proposals` turns its edits into proposals (review
+        mode, suggestions); `quiet` logs the outcome instead of showing it."""
         if self.running is not None:
             raise TaskBusyError(
                 f"an agent task is already running ({self.running[0]}); cancel it first"
             )
+        if proposals is None and session.settings.apply_mode is ApplyMode.REVIEW:
+            proposals = self.proposals
         task_id = uuid.uuid4().hex[:8]
-        job = asyncio.get_running_loop().create_task(self._run(task_id, task, session))
+        run = self._run(task_id, task, session, proposals, quiet)
+        job = asyncio.get_running_loop().create_task(run)
+        if on_done is not None:
+            job.add_done_callback(lambda _: on_done())
         self.running = (task_id, job)
         return task_id
 
@@ -68,14 +84,20 @@ class TaskManager:
         self.running[1].cancel()
         return True
 
-    async def _run(self, task_id: str, task: Task, session: Session) -> None:
-        token = await self._begin_progress(task, task_id)
-        review = session.settings.apply_mode is ApplyMode.REVIEW
+    async def _run(
+        self,
+        task_id: str,
+        task: Task,
+        session: Session,
+        proposals: ProposalStore | None,
+        quiet: bool,
+    ) -> None:
+        token = None if quiet else await self._begin_progress(task, task_id)
         channel = LspEditorChannel(
             self.server,
             session.settings.edit_timeout,
             lambda e: self._on_event(token, e),
-            self.proposals if review else None,
+            proposals,
             self.questions,
             (session.root / task.path).as_uri() if task.path else None,
         )
@@ -89,6 +111,9 @@ class TaskManager:
         finally:
             self.running = None
         self.outcomes[task_id] = outcome
+        if quiet:
+            log.info("background task %s: %s", task_id, outcome.summary)
+            return
         self._finish(token, task_id, outcome)
 
     async def _begin_progress(self, task: Task, task_id: str) -> str | None:
