@@ -35,18 +35,18 @@ class AgentLanguageServer(LanguageServer):
     def __init__(self, model_factory: Callable[[Settings], Model] | None = None) -> None:
         super().__init__("agent-lsp", __version__, protocol_cls=AgentProtocol)
         self.model_factory = model_factory
-        self.root: Path | None = None
+        self.roots: list[Path] = []
         self.options: Any = None
         self._state: AgentState | None = None
 
     @property
     def state(self) -> AgentState:
         if self._state is None:
-            if self.root is None:
+            if not self.roots:
                 raise AgentLspError("the server is not initialized")
             from agent_lsp.lsp.state import AgentState
 
-            self._state = AgentState(self, self.root, self.options, self.model_factory)
+            self._state = AgentState(self, self.roots, self.options, self.model_factory)
         return self._state
 
     @property
@@ -61,12 +61,13 @@ class AgentLanguageServer(LanguageServer):
             )
 
 
-def _root_of(params: t.InitializeParams) -> Path:
-    for uri in [f.uri for f in params.workspace_folders or []] + [params.root_uri or ""]:
-        path = uri_to_path(uri) if uri else None
-        if path is not None:
-            return path
-    return Path(params.root_path) if params.root_path else Path.cwd()
+def _roots_of(params: t.InitializeParams) -> list[Path]:
+    """Every workspace folder (multi-root), else the root URI or path, else the cwd."""
+    uris = [f.uri for f in params.workspace_folders or []] or [params.root_uri or ""]
+    roots = [p for p in (uri_to_path(u) for u in uris if u) if p is not None]
+    if roots:
+        return roots
+    return [Path(params.root_path) if params.root_path else Path.cwd()]
 
 
 def _first_dict(args: Sequence[Any]) -> dict[str, Any]:
@@ -79,11 +80,31 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.feature(t.INITIALIZE)
     def initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
-        ls.root, ls.options = _root_of(params), params.initialization_options
+        ls.roots, ls.options = _roots_of(params), params.initialization_options
 
     @server.feature(t.INITIALIZED)
-    def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
-        _ = ls.state  # load the agent now, after the initialize answer went out
+    async def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
+        state = ls.state  # load the agent now, after the initialize answer went out
+        workspace = ls.client_capabilities.workspace
+        if workspace and workspace.configuration:  # settings the editor keeps (pull model)
+            try:
+                items = [t.ConfigurationItem(section="agentLsp")]
+                pulled = await asyncio.wait_for(
+                    ls.workspace_configuration_async(t.ConfigurationParams(items=items)), 5
+                )
+            except Exception:  # an editor that cannot answer keeps initializationOptions
+                return
+            if pulled and isinstance(pulled[0], dict) and pulled[0]:
+                state.apply_editor_settings({**(ls.options or {}), **pulled[0]})
+
+    @server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+        for folder in params.event.added:
+            if (path := uri_to_path(folder.uri)) is not None:
+                ls.state.add_folder(path)
+        for folder in params.event.removed:
+            if (path := uri_to_path(folder.uri)) is not None:
+                ls.state.remove_folder(path)
 
     @server.feature(
         t.TEXT_DOCUMENT_CODE_ACTION,
@@ -108,10 +129,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.command(RUN_TASK_COMMAND)
     def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
-        text = str(_first_dict(args).get("task", "")).strip()
+        given = _first_dict(args)
+        text = str(given.get("task", "")).strip()
         if not text:
             return {"error": 'agentLsp.runTask needs {"task": "..."}'}
-        return ls.state.run_task(text)
+        uri = given.get("uri")
+        return ls.state.run_task(text, str(uri) if uri else None)
 
     @server.command(RUN_TESTS_COMMAND)
     def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
@@ -143,7 +166,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
-        ls.state.saved()
+        ls.state.saved(params.text_document.uri)
 
     @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

@@ -29,28 +29,61 @@ if TYPE_CHECKING:
 
 
 class AgentState:
+    """One session per workspace folder (multi-root); tasks, proposals and questions shared."""
+
     def __init__(
         self,
         server: LanguageServer,
-        root: Path,
+        roots: Sequence[Path],
         options: Any,
         model_factory: Callable[[Settings], Model] | None,
     ) -> None:
         self.server = server
-        loaded = load_settings(root, options if isinstance(options, dict) else None)
-        self._log_warnings(loaded.warnings)
-        model = model_factory(loaded.settings) if model_factory else None
-        self.session = Session(root, loaded.settings, model)
+        self.options = options if isinstance(options, dict) else None
+        self.model_factory = model_factory
         self.publisher = AgentDiagnostics(server)
-        self.session.diagnostics.listeners.append(
-            lambda paths: publish_test_diagnostics(server, self.publisher, self.session, paths)
-        )
+        self.sessions: dict[Path, Session] = {}
+        for root in roots:
+            self.add_folder(root)
         self.proposals = ProposalStore(server, self.session.root, self.publisher)
         self.questions = Questions(self.publisher)
         self.tasks = TaskManager(server, self.proposals, self.questions)
         store = ProposalStore(server, self.session.root, self.publisher, markers=False)
         self.suggestions = Suggestions(self, store)
         self.test_runs = TestRuns(server)
+
+    @property
+    def session(self) -> Session:
+        """The first workspace folder's session (free-text tasks without a file go here)."""
+        return next(iter(self.sessions.values()))
+
+    def session_for(self, uri: str | None) -> Session:
+        path = uri_to_path(uri) if uri else None
+        if path is not None:
+            resolved = path.resolve()
+            owners = [r for r in self.sessions if resolved.is_relative_to(r)]
+            if owners:
+                return self.sessions[max(owners, key=lambda r: len(r.parts))]
+        return self.session
+
+    def add_folder(self, root: Path) -> None:
+        root = root.resolve()
+        if root in self.sessions:
+            return
+        loaded = load_settings(root, self.options)
+        self._log_warnings(loaded.warnings)
+        model = self.model_factory(loaded.settings) if self.model_factory else None
+        session = Session(root, loaded.settings, model)
+        session.diagnostics.listeners.append(
+            lambda paths: publish_test_diagnostics(self.server, self.publisher, session, paths)
+        )
+        self.sessions[root] = session
+
+    def remove_folder(self, root: Path) -> None:
+        session = self.sessions.get(root.resolve())
+        if session is not None and len(self.sessions) > 1:
+            session.close()
+            del self.sessions[root.resolve()]
 
     def _log_warnings(self, warnings: Sequence[str]) -> None:
         for warning in warnings:
@@ -63,19 +96,22 @@ class AgentState:
         path = uri_to_path(uri)
         if path is not None:
             seen = [diagnostic_info(d) for d in diagnostics if d.source != "agent-lsp"]
-            self.session.diagnostics.seen_in_editor(path.resolve(), seen)
+            self.session_for(uri).diagnostics.seen_in_editor(path.resolve(), seen)
         self.suggestions.on_diagnostics(uri, diagnostics)
 
     def apply_editor_settings(self, options: Any) -> None:
         """workspace/didChangeConfiguration: re-merge every source with the new editor layer."""
         section = options.get("agentLsp", options) if isinstance(options, dict) else None
-        loaded = load_settings(self.session.root, section if isinstance(section, dict) else None)
-        self._log_warnings(loaded.warnings)
-        self.session.update_settings(loaded.settings)
+        if isinstance(section, dict):
+            self.options = section
+        for session in self.sessions.values():
+            loaded = load_settings(session.root, self.options)
+            self._log_warnings(loaded.warnings)
+            session.update_settings(loaded.settings)
 
-    def start_task(self, task: Task) -> dict[str, str]:
+    def start_task(self, task: Task, session: Session) -> dict[str, str]:
         try:
-            task_id = self.tasks.start(task, self.session)
+            task_id = self.tasks.start(task, session)
         except AgentLspError as exc:
             self.server.window_show_message(
                 t.ShowMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {exc}")
@@ -85,11 +121,11 @@ class AgentState:
 
     def fix(self, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
         path = uri_to_path(uri)
-        relative = _relative(self.session.root, path) if path else None
+        session = self.session_for(uri)
+        relative = _relative(session.root, path) if path else None
         info = diagnostic_info(diagnostic)
-        return self.start_task(
-            Task(kind=TaskKind.FIX, instruction="", path=relative, diagnostic=info)
-        )
+        task = Task(kind=TaskKind.FIX, instruction="", path=relative, diagnostic=info)
+        return self.start_task(task, session)
 
     def start_suggestion(
         self, uri: str, diagnostic: t.Diagnostic, suggestions: Suggestions, key: Any
@@ -98,30 +134,38 @@ class AgentState:
         path = uri_to_path(uri)
         if path is None:
             return
+        session = self.session_for(uri)
         task = Task(
             kind=TaskKind.FIX,
             instruction="",
-            path=_relative(self.session.root, path),
+            path=_relative(session.root, path),
             diagnostic=diagnostic_info(diagnostic),
         )
         self.tasks.start(
             task,
-            self.session,
+            session,
             proposals=suggestions.store,
             quiet=True,
             on_done=lambda: suggestions.record(key, path.resolve()),
         )
 
-    def run_task(self, text: str) -> dict[str, str]:
-        return self.start_task(Task(kind=TaskKind.TASK, instruction=text))
+    def run_task(self, text: str, uri: str | None = None) -> dict[str, str]:
+        """A free-text task, in the folder of `uri` (the file the user is in) if given."""
+        session = self.session_for(uri)
+        path = uri_to_path(uri) if uri else None
+        relative = _relative(session.root, path) if path else None
+        return self.start_task(Task(kind=TaskKind.TASK, instruction=text, path=relative), session)
 
     def run_tests(self, uri: str | None) -> dict[str, str]:
         path = uri_to_path(uri) if uri else None
-        return self.test_runs.start(self.session, path)
+        session = self.session_for(uri)
+        target = path if path is not None and path.resolve() != session.root else None
+        return self.test_runs.start(session, target)
 
-    def saved(self) -> None:
-        if self.session.settings.tests.run_on_save:
-            self.test_runs.start(self.session, None)
+    def saved(self, uri: str) -> None:
+        session = self.session_for(uri)
+        if session.settings.tests.run_on_save:
+            self.test_runs.start(session, None)
 
     async def apply_proposal(self, proposal_id: str) -> dict[str, Any]:
         proposal = self.proposals.find(proposal_id)
@@ -163,7 +207,7 @@ class AgentState:
             )
             if shown.success:
                 return {"shown": uri}
-        diff = proposal.diff(self.session.root)
+        diff = proposal.diff(self.session_for(proposal.uri).root)
         self.server.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=diff))
         return self._tell(t.MessageType.Info, diff[:2000] or "no difference")
 
@@ -175,7 +219,8 @@ class AgentState:
 
     def shutdown(self) -> None:
         self.tasks.cancel()
-        self.session.close()
+        for session in self.sessions.values():
+            session.close()
 
 
 def _relative(root: Path, path: Path) -> str:
