@@ -61,9 +61,10 @@ async def test_a_denied_or_dismissed_prompt_means_no(
         uri = client.open(project / "calc.py")
         await ask_agent_to_fix(client, uri)
         await client.wait_for_message("agent-lsp: completed")
-        assert [q.message for q in client.questions] == [
-            "agent-lsp wants to run: touch made.txt"
-        ] * 2
+        assert len(client.questions) == 2
+        assert all(
+            q.message.startswith("agent-lsp wants to run: touch made.txt") for q in client.questions
+        )
         assert [a.title for a in client.questions[0].actions or []] == [
             "Allow once",
             "Always allow",
