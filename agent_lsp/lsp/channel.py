@@ -119,7 +119,12 @@ class LspEditorChannel:
             if doc is None or doc.source == expected:
                 return
             await asyncio.sleep(0.02)
-        log.warning("edit to %s applied but its didChange did not arrive in time", uri)
+        name = uri.rsplit("/", 1)[-1]
+        raise EditRejectedError(
+            f"the editor reported the edit to {name} as applied, but the buffer did not change "
+            f"within {self.edit_timeout:.0f} s (declined, or still under review?); read the "
+            "file again before retrying"
+        )
 
     async def _ask_by_diagnostic(self, question: str, options: Sequence[str]) -> str | None:
         documents = self.server.workspace.text_documents
