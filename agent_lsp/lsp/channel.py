@@ -28,6 +28,19 @@ log = logging.getLogger(__name__)
 CONFIRM = "agent-lsp.confirm"
 
 
+# Clients that answer window/showMessageRequest without advertising it (Eglot declares no
+# `window.showMessage` capability, yet prompts with completing-read).
+PROMPTS_UNDECLARED = ("eglot", "emacs")
+
+
+def supports_prompts(server: LanguageServer) -> bool:
+    window = server.client_capabilities.window
+    if window is not None and window.show_message is not None:
+        return True
+    name = str(getattr(server, "client_name", "")).lower()
+    return any(client in name for client in PROMPTS_UNDECLARED)
+
+
 class LspEditorChannel:
     def __init__(
         self,
@@ -137,8 +150,7 @@ class LspEditorChannel:
         self.on_event(event)
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
-        caps = self.server.client_capabilities.window
-        if caps is None or caps.show_message is None:
+        if not supports_prompts(self.server):
             return await self._ask_by_diagnostic(question, options)
         params = t.ShowMessageRequestParams(
             type=t.MessageType.Info,

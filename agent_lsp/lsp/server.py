@@ -37,6 +37,7 @@ class AgentLanguageServer(LanguageServer):
         self.model_factory = model_factory
         self.roots: list[Path] = []
         self.options: Any = None
+        self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
 
     @property
@@ -81,6 +82,8 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.feature(t.INITIALIZE)
     def initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
         ls.roots, ls.options = _roots_of(params), params.initialization_options
+        info = params.client_info
+        ls.client_name = f"{info.name} {info.version or ''}".strip() if info else ""
 
     @server.feature(t.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:

@@ -74,3 +74,16 @@ async def test_a_denied_or_dismissed_prompt_means_no(
         assert "not run: user: denied" in results[0]
         assert "not run: no answer (denied)" in results[1]
         assert not (project / "made.txt").exists()
+
+
+async def test_eglot_is_asked_although_it_does_not_declare_prompts(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(TOUCH, *fix_average_script()[1:])
+    async with editor_session("emacs", project, server_env) as client:  # clientInfo: emacs
+        caps = client.capabilities
+        assert caps is not None and caps.window is not None and caps.window.show_message is None
+        client.answers = ["Allow once"]
+        await ask_agent_to_fix(client, client.open(project / "calc.py"))
+        await client.wait_for_message("agent-lsp: completed")
+        assert len(client.questions) == 1 and (project / "made.txt").exists()
