@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent_lsp.compaction import compact, estimate_tokens
 from agent_lsp.errors import ModelError
@@ -14,12 +16,14 @@ from agent_lsp.messages import (
     ChatMessage,
     EventKind,
     ModelReply,
+    ResumePoint,
     TaskOutcome,
     TaskStatus,
     ToolCall,
+    ToolResult,
     Usage,
 )
-from agent_lsp.prompt import build_messages
+from agent_lsp.prompt import build_messages, with_context
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task
 from agent_lsp.tools import ToolBox
@@ -33,6 +37,65 @@ class Limits:
     max_tokens: int = 1_000_000
     context_window: int = 128_000
     compact_at: float = 0.7
+
+
+class TaskHooks(Protocol):
+    """What the loop tells the task's memory (log, checkpoints, snapshots, starting context)."""
+
+    async def context(self, reason: str) -> str:
+        """The starting context, rebuilt: reason is "start", "compaction" or "resume"."""
+        ...
+
+    async def model_called(
+        self, step: int, reply: ModelReply, usage: Usage, seconds: float
+    ) -> None: ...
+
+    async def before_tool(self, step: int, call: ToolCall) -> None: ...
+
+    async def tool_done(
+        self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
+    ) -> None: ...
+
+    async def tests_checked(self, step: int, ok: bool, summary: str) -> None: ...
+
+    async def compacted(self, step: int, masked: int) -> None: ...
+
+    async def step_done(
+        self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
+    ) -> None:
+        """The conversation is consistent here: a checkpoint to resume from."""
+        ...
+
+
+class NoHooks:
+    """An agent without memory: no context, nothing recorded."""
+
+    async def context(self, reason: str) -> str:
+        return ""
+
+    async def model_called(
+        self, step: int, reply: ModelReply, usage: Usage, seconds: float
+    ) -> None:
+        return None
+
+    async def before_tool(self, step: int, call: ToolCall) -> None:
+        return None
+
+    async def tool_done(
+        self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
+    ) -> None:
+        return None
+
+    async def tests_checked(self, step: int, ok: bool, summary: str) -> None:
+        return None
+
+    async def compacted(self, step: int, masked: int) -> None:
+        return None
+
+    async def step_done(
+        self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
+    ) -> None:
+        return None
 
 
 class Agent:
@@ -49,8 +112,10 @@ class Agent:
         profile: str,
         limits: Limits,
         repo_map: str = "",
+        hooks: TaskHooks | None = None,
     ) -> None:
         self.repo_map = repo_map
+        self.hooks: TaskHooks = hooks or NoHooks()
         self.model = model
         self.toolbox = toolbox
         self.workspace = workspace
@@ -62,10 +127,24 @@ class Agent:
         self.usage = Usage()
         self.messages: list[ChatMessage] = []
 
-    async def run(self, task: Task) -> TaskOutcome:
-        self.messages = build_messages(task, self.workspace, self.profile, self.repo_map)
-        await self._emit(EventKind.STARTED, f"started: {task.title()}")
+    async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
+        if resume is None:
+            await self._emit(EventKind.STARTED, f"started: {task.title()}")
+            context = await self.hooks.context("start")
+            self.messages = build_messages(
+                task, self.workspace, self.profile, self.repo_map, context
+            )
+        else:
+            step = resume.step
+            await self._emit(EventKind.STARTED, f"resumed at step {step}: {task.title()}")
+            self.usage = resume.usage
+            self.workspace.changed_files = list(resume.changed_files)
+            context = await self.hooks.context("resume")
+            self.messages = with_context(
+                list(resume.messages), self.workspace.root, self.profile, context
+            )
+        await self._checkpoint(step)
         try:
             while (limit := self._limit_reached(step)) is None:
                 step += 1
@@ -73,6 +152,7 @@ class Agent:
                 reply = await self._ask_model(step)
                 if reply.tool_calls:
                     await self._run_tools(reply.tool_calls, step)
+                    await self._checkpoint(step)
                     if loop := self.guard.looping():
                         return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
                     continue
@@ -82,6 +162,7 @@ class Agent:
                         TaskStatus.COMPLETED, reply.content or "done", step, "done"
                     )
                 self.messages.append(ChatMessage(role="user", content=feedback))
+                await self._checkpoint(step)
         except ModelError as exc:
             return self._outcome(TaskStatus.ERROR, f"model error: {exc}", step, "model error")
         except asyncio.CancelledError:
@@ -102,11 +183,25 @@ class Agent:
         if estimate_tokens(self.messages) <= threshold:
             return
         self.messages, masked = compact(self.messages)
-        await self._emit(EventKind.MESSAGE, f"context compacted: {masked} old outputs masked", step)
+        if not masked:
+            return
+        await self.hooks.compacted(step, masked)
+        context = await self.hooks.context("compaction")
+        if context:
+            self.messages = with_context(self.messages, self.workspace.root, self.profile, context)
+        rebuilt = "; starting context rebuilt" if context else ""
+        await self._emit(
+            EventKind.MESSAGE, f"context compacted: {masked} old outputs masked{rebuilt}", step
+        )
+
+    async def _checkpoint(self, step: int) -> None:
+        await self.hooks.step_done(step, self.messages, self.usage, self.workspace.changed_files)
 
     async def _ask_model(self, step: int) -> ModelReply:
         await self._emit(EventKind.THINKING, "asking the model", step)
+        started = time.monotonic()
         reply = await self.model.complete(self.messages, self.toolbox.specs())
+        seconds = time.monotonic() - started
         usage = reply.usage
         if not usage.prompt_tokens:  # the endpoint reported nothing: estimate
             usage = Usage(prompt_tokens=estimate_tokens(self.messages))
@@ -114,6 +209,7 @@ class Agent:
             prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
             completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
         )
+        await self.hooks.model_called(step, reply, usage, seconds)
         self.messages.append(
             ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls)
         )
@@ -126,7 +222,13 @@ class Agent:
             await self._emit(
                 EventKind.TOOL_CALL, f"{call.name} {call.arguments[:120]}", step, tool=call.name
             )
+            edits = self.workspace.edit_count
+            await self.hooks.before_tool(step, call)
+            started = time.monotonic()
             result = self.guard.refusal(call) or await self.toolbox.call(call)
+            seconds = time.monotonic() - started
+            changed = self.workspace.edit_count != edits
+            await self.hooks.tool_done(step, call, result, seconds, changed)
             self.guard.record(call, result, self.workspace.edit_count)
             summary = result.error or (result.output.splitlines()[0] if result.output else "")
             await self._emit(
@@ -146,6 +248,7 @@ class Agent:
             return True, ""
         await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
         report = await self.verifier.run(self.workspace)
+        await self.hooks.tests_checked(step, report.ok, report.summary())
         await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
         if report.ok:
             return True, ""

@@ -1,4 +1,5 @@
-"""`agent-lsp serve | run | demo | test | doctor` — the same core, in an editor or headless."""
+"""`agent-lsp serve | run | demo | test | doctor | log | memory | undo` — the same core, in an
+editor or headless."""
 
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     run = sub.add_parser("run", help="run a task headless; exit 0 only if it was completed")
-    run.add_argument("task", help="what to do, in plain words")
+    run.add_argument("task", nargs="?", help="what to do, in plain words")
     _project_args(run)
     run.add_argument("--max-steps", type=int, help="override maxSteps")
+    run.add_argument(
+        "--resume", action="store_true", help="continue the task a crash or restart cut short"
+    )
 
     demo = sub.add_parser("demo", help="fix a bundled sample project (scripted model, no API key)")
     demo.add_argument("--live", action="store_true", help="use the configured model instead")
@@ -44,6 +48,25 @@ def _parser() -> argparse.ArgumentParser:
 
     doctor = sub.add_parser("doctor", help="show settings, toolchain and model endpoint status")
     _project_args(doctor)
+
+    log = sub.add_parser("log", help="show a session log (the latest by default)")
+    _project_args(log)
+    log.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
+    log.add_argument("--session", help="a session id (or a unique part of it)")
+    log.add_argument("--list", action="store_true", help="list the sessions")
+    log.add_argument("--json", action="store_true", help="print the raw JSON lines")
+
+    memory = sub.add_parser("memory", help="list, show, search or forget experiences")
+    memory.add_argument("action", choices=["list", "show", "forget", "search"])
+    memory.add_argument("name", nargs="?", help="an experience file (or a unique part of it)")
+    _project_args(memory)
+
+    undo = sub.add_parser("undo", help="revert the agent's last step (or more) of a task")
+    _project_args(undo)
+    undo.add_argument("--steps", type=int, default=1, help="how many steps (default 1)")
+    undo.add_argument("--all", action="store_true", help="every step of the task")
+    undo.add_argument("--task", help="the task id (default: the latest with changes)")
+    undo.add_argument("--force", action="store_true", help="overwrite later changes")
     return parser
 
 
@@ -85,11 +108,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agent_lsp import commands
 
     if args.command == "run":
-        return asyncio.run(commands.run(args.root, args.task, max_steps=args.max_steps))
+        if bool(args.task) == bool(args.resume):
+            print("agent-lsp run: give a task, or --resume (not both)", file=sys.stderr)
+            return EXIT_USAGE
+        return asyncio.run(
+            commands.run(args.root, args.task or "", max_steps=args.max_steps, resume=args.resume)
+        )
     if args.command == "demo":
         return asyncio.run(commands.demo(live=args.live, dest=args.dir))
     if args.command == "test":
         return asyncio.run(commands.test(args.root, args.targets))
     if args.command == "doctor":
         return asyncio.run(commands.doctor(args.root))
+    from agent_lsp.memory import commands as memory_commands
+
+    if args.command == "log":
+        return memory_commands.show_log(
+            args.root, follow=args.follow, session=args.session, listing=args.list, raw=args.json
+        )
+    if args.command == "memory":
+        return asyncio.run(memory_commands.memory(args.root, args.action, args.name))
+    if args.command == "undo":
+        steps = None if args.all else args.steps
+        return asyncio.run(memory_commands.undo(args.root, steps, args.task, args.force))
     return EXIT_USAGE

@@ -23,8 +23,13 @@ def _err(text: str) -> None:
 
 
 async def run(
-    root: Path, instruction: str, max_steps: int | None = None, model: Model | None = None
+    root: Path,
+    instruction: str,
+    max_steps: int | None = None,
+    model: Model | None = None,
+    resume: bool = False,
 ) -> int:
+    """Run a task headless; with `resume`, continue the one a crash or restart cut short."""
     if not root.is_dir():  # noqa: ASYNC240 - one stat before anything starts
         _err(f"agent-lsp: {root} is not a folder")
         return EXIT_USAGE
@@ -36,8 +41,16 @@ async def run(
         settings = settings.model_copy(update={"max_steps": max_steps})
     session = Session(root, settings, model)
     channel = TerminalChannel()
+    task = Task(kind=TaskKind.TASK, instruction=instruction)
+    if resume:
+        offer = session.pending_resume()
+        if offer is None:
+            _err("agent-lsp: no interrupted task to resume")
+            await session.aclose()
+            return EXIT_USAGE
+        task = offer.task
     try:
-        outcome = await session.run_task(Task(kind=TaskKind.TASK, instruction=instruction), channel)
+        outcome = await session.run_task(task, channel, resume=resume)
     finally:
         await session.aclose()
     _print_outcome(outcome)
@@ -48,6 +61,8 @@ def _print_outcome(outcome: TaskOutcome) -> None:
     print(f"■ {outcome.status.value} after {outcome.steps} steps: {outcome.summary}", flush=True)
     if outcome.changed_files:
         print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
+        if outcome.task_id:
+            print(f"  undo: agent-lsp undo --task {outcome.task_id} [--all]", flush=True)
     print(
         f"  tokens: {outcome.usage.prompt_tokens} in, {outcome.usage.completion_tokens} out",
         flush=True,

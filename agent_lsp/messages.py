@@ -134,3 +134,13 @@ class TaskOutcome(BaseModel):
     stop_reason: str = ""
     usage: Usage = Field(default_factory=Usage)
     changed_files: list[str] = Field(default_factory=list[str])
+    task_id: str = ""  # the checkpoint under .agent-lsp/checkpoints/ (resume, undo)
+
+
+class ResumePoint(BaseModel):
+    """Where a task interrupted by a crash or a restart picks up: its conversation so far."""
+
+    messages: list[ChatMessage]
+    step: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    changed_files: list[str] = Field(default_factory=list[str])

@@ -25,10 +25,26 @@ Project: {profile}
 CONTEXT_LINES = 15
 
 
-def build_messages(
-    task: Task, workspace: Workspace, profile: str, repo_map: str = ""
+def system_prompt(root: object, profile: str, context: str = "") -> str:
+    """The system prompt; `context` is the starting context rebuilt from .agent-lsp/ state."""
+    text = SYSTEM_PROMPT.format(root=root, profile=profile)
+    return f"{text}\n{context.strip()}\n" if context.strip() else text
+
+
+def with_context(
+    messages: list[ChatMessage], root: object, profile: str, context: str
 ) -> list[ChatMessage]:
-    system = SYSTEM_PROMPT.format(root=workspace.root, profile=profile)
+    """The conversation with its system prompt rebuilt around a fresh starting context."""
+    system = ChatMessage(role="system", content=system_prompt(root, profile, context))
+    if messages and messages[0].role == "system":
+        return [system, *messages[1:]]
+    return [system, *messages]
+
+
+def build_messages(
+    task: Task, workspace: Workspace, profile: str, repo_map: str = "", context: str = ""
+) -> list[ChatMessage]:
+    system = system_prompt(workspace.root, profile, context)
     text = _task_text(task, workspace)
     if repo_map:
         text += f"\n\nProject map (definitions by file; find_symbol for more):\n{repo_map}"

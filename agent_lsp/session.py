@@ -9,6 +9,14 @@ from pathlib import Path
 from adapters import PosixShell, describe_project, detect_toolchain
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.diagnostics import DiagnosticStore
+from agent_lsp.errors import AgentLspError
+from agent_lsp.memory import (
+    MemoryEntry,
+    ProjectMemory,
+    RememberResult,
+    ResumeOffer,
+    UndoReport,
+)
 from agent_lsp.messages import TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
@@ -72,17 +80,27 @@ class Session:
         self.symbols = SymbolIndex(self.root)
         self._verifier: Verifier | None = None
         self._profile: str | None = None
+        self._raw_model: Model | None = None
+        self.memory = ProjectMemory(self.root)
 
     @property
     def model(self) -> Model:
         if self._model is None:
-            base = self._base_model or make_model(self.settings)
-            self._model = with_tool_protocol(base, self.settings.model.tool_calling)
+            self._model = with_tool_protocol(self.raw_model, self.settings.model.tool_calling)
         return self._model
+
+    @property
+    def raw_model(self) -> Model:
+        """The model without the tool protocol wrapper (for calls without tools)."""
+        if self._raw_model is None:
+            self._raw_model = self._base_model or make_model(self.settings)
+        return self._raw_model
 
     def update_settings(self, settings: Settings) -> None:
         if settings.model != self.settings.model:
             self._model = None
+            if self._base_model is None:
+                self._raw_model = None
         self.settings = settings
 
     async def profile(self) -> str:
@@ -154,9 +172,70 @@ class Session:
         )
         return Agent(self.model, toolbox, workspace, channel, self.verifier, profile, limits, repo)
 
-    async def run_task(self, task: Task, channel: EditorChannel) -> TaskOutcome:
+    async def run_task(
+        self, task: Task, channel: EditorChannel, *, resume: bool = False
+    ) -> TaskOutcome:
+        """Run `task`; with `resume`, continue the interrupted task instead (see
+        `pending_resume`), from its last checkpoint."""
+        checkpoint = None
+        if resume:
+            checkpoint = await asyncio.to_thread(self.memory.pending)
+            if checkpoint is None:
+                raise AgentLspError("no interrupted task to resume")
+            task = checkpoint.task
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
-        return await self.make_agent(channel, profile, repo).run(task)
+        agent = self.make_agent(channel, profile, repo)
+        options = self.settings.memory
+        memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
+        agent.hooks = memory
+        try:
+            outcome = await agent.run(task, memory.resume_point())
+        except BaseException:
+            self.memory.abandon(memory)
+            raise
+        distiller = self.raw_model if options.distill else None
+        return await self.memory.finish(memory, outcome, agent.messages, distiller)
+
+    # -- memory, resume and undo (thin: the work is in agent_lsp.memory) ---------------------
+
+    @property
+    def log_path(self) -> Path:
+        """This session's JSON-lines log (created on first use)."""
+        return self.memory.open_log()
+
+    def pending_resume(self) -> ResumeOffer | None:
+        """A task cut short by a crash or restart, not running anywhere: offer to resume it."""
+        return self.memory.offer()
+
+    def discard_resume(self) -> str | None:
+        """Decline the offer: the interrupted task is no longer offered (its undo stays)."""
+        return self.memory.discard()
+
+    async def remember(self, note: str) -> RememberResult:
+        """The user's "remember this": saved with the running task when it ends, else distilled
+        from the last task of this session (one model call), else saved as written."""
+        model = self.raw_model if self.settings.memory.distill else None
+        return await self.memory.remember(note, model)
+
+    async def memory_list(self) -> list[MemoryEntry]:
+        return await asyncio.to_thread(self.memory.entries, [])
+
+    async def memory_show(self, name: str) -> str:
+        return await asyncio.to_thread(self.memory.show, name)
+
+    async def memory_forget(self, name: str) -> str:
+        return await asyncio.to_thread(self.memory.forget, name)
+
+    async def undo(
+        self,
+        channel: EditorChannel,
+        steps: int | None = 1,
+        task_id: str | None = None,
+        force: bool = False,
+    ) -> UndoReport:
+        """Revert the agent's last `steps` steps (None: the whole task), through the editor."""
+        workspace = Workspace(self.root, channel)
+        return await self.memory.undo(workspace, steps, task_id, force)
 
     def close(self) -> None:
         if self._verifier is not None:
@@ -165,6 +244,6 @@ class Session:
 
     async def aclose(self) -> None:
         self.close()
-        close = getattr(self._model or self._base_model, "aclose", None)
+        close = getattr(self._model or self._raw_model or self._base_model, "aclose", None)
         if close is not None:
             await close()

@@ -1,21 +1,23 @@
-"""`remember` and `update_task`: plain files under .agent-lsp/ that a person can read and edit."""
+"""`remember` and `update_task`: plain files under .agent-lsp/ that a person can read and edit.
+
+The notes are loaded into every starting context (with `state/project/*.md`); the task file is
+what the context rebuild after a compaction or a restart gives back to the agent."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.memory.state import ALIASES, SECTIONS, write_task_section
 from agent_lsp.messages import ToolResult
 from agent_lsp.workspace import Workspace
 
 NOTES = Path(".agent-lsp/memory/notes.md")
 TASK = Path(".agent-lsp/state/task/current-task.md")
-SECTIONS = ("goal", "progress", "next", "blockers")
 
 
 class RememberArgs(BaseModel):
@@ -58,24 +60,14 @@ class UpdateTaskTool:
         self.workspace = workspace
 
     async def run(self, args: UpdateTaskArgs) -> ToolResult:
-        section = args.section.strip().lower()
-        if section not in SECTIONS:
+        section = ALIASES.get(args.section.strip().lower())
+        if section is None:
             return ToolResult.fail(f"unknown section {args.section!r}; use {', '.join(SECTIONS)}")
         path = self.workspace.root / TASK
-        await asyncio.to_thread(_replace_section, path, section, args.content.strip())
-        return ToolResult.ok(f"task {section} updated in {TASK.as_posix()}")
+        await asyncio.to_thread(write_task_section, path, section, args.content.strip())
+        return ToolResult.ok(f"task {section} updated in {TASK.as_posix()}", path=TASK.as_posix())
 
 
 def _append(path: Path, entry: str) -> None:
     old = read_disk_text(path) if path.is_file() else "# Project notes\n\n"
     atomic_write(path, old + entry)
-
-
-def _replace_section(path: Path, section: str, content: str) -> None:
-    text = read_disk_text(path) if path.is_file() else "# Current task\n"
-    sections = dict(re.findall(r"^## (\w+)\n(.*?)(?=^## |\Z)", text, re.S | re.M))
-    sections[section] = content + "\n"
-    body = "".join(
-        f"## {name}\n{sections[name].rstrip()}\n\n" for name in SECTIONS if name in sections
-    )
-    atomic_write(path, "# Current task\n\n" + body)

@@ -1,0 +1,176 @@
+"""Checkpoints under `.agent-lsp/checkpoints/`: a task's progress (its conversation, step and
+usage) after every step, so a task cut short by a crash or a restart can be resumed; and the
+files the agent changed, before and after each step, as plain content-addressed copies
+(`objects/`), so a task can be undone step by step. Never the user's git index or branches."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_lsp.fileio import atomic_write
+from agent_lsp.memory.logs import now_iso
+from agent_lsp.messages import ChatMessage, Usage
+from agent_lsp.task import Task
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; a checkpoint is never seen as running
+    fcntl = None
+
+Status = Literal["running", "interrupted", "finished", "discarded"]
+RESUMABLE = ("running", "interrupted")
+MAX_SNAPSHOT_CHARS = 5_000_000
+
+
+class FileChange(BaseModel):
+    path: str
+    before: str | None = None  # blob id; None: the file did not exist
+    after: str | None = None
+
+
+class StepRecord(BaseModel):
+    step: int
+    files: list[FileChange] = Field(default_factory=list[FileChange])
+    undone: bool = False
+
+
+class Checkpoint(BaseModel):
+    version: int = 1
+    task_id: str
+    task: Task
+    status: Status = "running"
+    session: str = ""
+    branch: str = ""
+    pid: int = Field(default_factory=os.getpid)
+    started: str = Field(default_factory=now_iso)
+    updated: str = Field(default_factory=now_iso)
+    step: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    changed_files: list[str] = Field(default_factory=list[str])
+    messages: list[ChatMessage] = Field(default_factory=list[ChatMessage])
+    steps: list[StepRecord] = Field(default_factory=list[StepRecord])
+    outcome: str = ""
+
+
+class TaskLock:
+    """Held while a task runs; the OS drops it when the process dies (even by SIGKILL)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+        if fcntl is not None:
+            try:
+                fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                self._fh.close()
+                self._fh = None
+                raise
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class CheckpointStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.objects = folder / "objects"
+
+    def _progress(self, task_id: str) -> Path:
+        return self.folder / task_id / "progress.json"
+
+    def save(self, cp: Checkpoint) -> None:
+        cp.updated = now_iso()
+        atomic_write(self._progress(cp.task_id), cp.model_dump_json())
+
+    def load(self, task_id: str, warnings: list[str]) -> Checkpoint | None:
+        path = self._progress(task_id)
+        try:
+            return Checkpoint.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValidationError, ValueError) as exc:
+            first = str(exc).splitlines()[0][:120]
+            warnings.append(f"checkpoints/{task_id}/progress.json: unreadable ({first}); ignored")
+            return None
+
+    def all(self, warnings: list[str]) -> list[Checkpoint]:
+        """Every readable checkpoint, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        found: list[Checkpoint] = []
+        for child in self.folder.iterdir():
+            if child.name != "objects" and (child / "progress.json").is_file():
+                cp = self.load(child.name, warnings)
+                if cp is not None:
+                    found.append(cp)
+        return sorted(found, key=lambda c: (c.updated, c.task_id))
+
+    def lock(self, task_id: str) -> TaskLock:
+        return TaskLock(self.folder / task_id / "lock")
+
+    def is_running(self, task_id: str) -> bool:
+        """Whether some process holds the task's lock right now."""
+        try:
+            TaskLock(self.folder / task_id / "lock").release()
+        except OSError:
+            return True
+        return False
+
+    def pending(self, warnings: list[str]) -> Checkpoint | None:
+        """The latest task that was cut short and is not running anywhere."""
+        for cp in reversed(self.all(warnings)):
+            if cp.status in RESUMABLE and not self.is_running(cp.task_id):
+                return cp
+        return None
+
+    def put(self, text: str) -> str:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        path = self.objects / digest[:2] / digest[2:]
+        if not path.exists():
+            atomic_write(path, text)
+        return digest
+
+    def get(self, blob: str) -> str | None:
+        path = self.objects / blob[:2] / blob[2:]
+        try:
+            with path.open(encoding="utf-8", newline="", errors="surrogateescape") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+
+def record_change(
+    cp: Checkpoint, store: CheckpointStore, step: int, path: str, before: str | None, after: str
+) -> bool:
+    """Note that `path` went from `before` to `after` in `step`; False if too big to keep."""
+    if len(after) > MAX_SNAPSHOT_CHARS or (before and len(before) > MAX_SNAPSHOT_CHARS):
+        return False
+    record = cp.steps[-1] if cp.steps and cp.steps[-1].step == step else None
+    if record is None:
+        record = StepRecord(step=step)
+        cp.steps.append(record)
+    change = next((c for c in record.files if c.path == path), None)
+    if change is None:
+        change = FileChange(path=path, before=store.put(before) if before is not None else None)
+        record.files.append(change)
+    change.after = store.put(after)
+    return True
+
+
+def undoable(cp: Checkpoint, steps: int | None) -> list[StepRecord]:
+    """The last `steps` step records not undone yet (all of them for None), latest first."""
+    todo = [s for s in reversed(cp.steps) if not s.undone and s.files]
+    return todo if steps is None else todo[:steps]
+
+
+def remove_file(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()

@@ -1,0 +1,240 @@
+"""The rebuild of the agent's starting context, in the numbered, idempotent style of init.d.
+
+Built-in steps: S00 mount the state folders, S10 load the project rules and state, S20 load the
+task, S25 recall experience, S30 validate (files the task names that are gone, a changed
+branch). A project's own executables in `.agent-lsp/init.d/` run in name order among them, under
+the command policy, and their output is included; a failing step is a WARN line, never fatal.
+S90 emits the context. It runs at every task start, after every compaction and on resume."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapters import PosixShell
+from agent_lsp.memory.layout import Layout
+from agent_lsp.memory.logs import SessionLog
+from agent_lsp.memory.rules import load_rules
+from agent_lsp.memory.state import (
+    current_branch,
+    load_project_state,
+    load_task,
+    missing_paths,
+    referenced_paths,
+)
+from agent_lsp.permissions import CommandPolicy
+from agent_lsp.seams import EditorChannel
+
+STEP_OUTPUT_CHARS = 2_000
+SKIP_SUFFIXES = ("~", ".bak", ".orig", ".sample", ".md", ".txt", ".disabled")
+REASONS = {
+    "start": "at task start",
+    "compaction": "after the conversation was compacted",
+    "resume": "after a restart: the task resumes from its checkpoint",
+}
+
+
+@dataclass
+class InitReport:
+    context: str
+    warnings: list[str] = field(default_factory=list[str])
+    conflicts: list[str] = field(default_factory=list[str])
+
+
+@dataclass
+class _Run:
+    reason: str
+    warnings: list[str] = field(default_factory=list[str])
+    conflicts: list[str] = field(default_factory=list[str])
+    sections: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+
+
+@dataclass
+class TaskFacts:
+    """What the init steps know of the task."""
+
+    goal: str
+    focus: str | None = None
+    branch: str | None = None  # recorded when the task started
+    recalled: str = ""
+
+
+Step = Callable[[_Run], Awaitable[None]]
+
+
+class InitRunner:
+    def __init__(
+        self,
+        layout: Layout,
+        facts: TaskFacts,
+        channel: EditorChannel,
+        timeout: float = 10.0,
+        log: SessionLog | None = None,
+        scratch: Path | None = None,
+    ) -> None:
+        self.layout = layout
+        self.facts = facts
+        self.channel = channel
+        self.timeout = timeout
+        self.log = log
+        self.scratch = scratch
+        self.shell = PosixShell(max_output_bytes=64_000)
+        self._decisions: dict[tuple[str, int, int], tuple[bool, str]] = {}
+
+    async def run(self, reason: str) -> InitReport:
+        run = _Run(reason)
+        for name, step in self._steps(run):
+            try:
+                await step(run)
+            except Exception as exc:  # one broken step never stops the rebuild
+                run.warnings.append(f"init {name}: failed ({exc!r})")
+        context = self._emit(run)
+        if self.scratch is not None and context:
+            await asyncio.to_thread(_write_scratch, self.scratch, context)
+        return InitReport(context, run.warnings, run.conflicts)
+
+    def _steps(self, run: _Run) -> list[tuple[str, Step]]:
+        steps: list[tuple[str, Step]] = [
+            ("S00-mount", self._mount),
+            ("S10-load-project", self._load_project),
+            ("S20-load-task", self._load_task),
+            ("S25-recall", self._recall),
+            ("S30-validate", self._validate),
+        ]
+        for path in self._project_steps(run):
+            steps.append((path.name, lambda r, p=path: self._project_step(r, p)))
+        return sorted(steps, key=lambda s: s[0])
+
+    async def _mount(self, run: _Run) -> None:
+        await asyncio.to_thread(self.layout.mount)
+
+    async def _load_project(self, run: _Run) -> None:
+        root = self.layout.root
+        rules = await asyncio.to_thread(load_rules, root, self.facts.focus, run.warnings)
+        run.sections.extend((f"Project rules: {rel}", text) for rel, text in rules)
+        state = await asyncio.to_thread(load_project_state, self.layout, run.warnings)
+        run.sections.extend((f"Project state: {name}", text) for name, text in state)
+
+    async def _load_task(self, run: _Run) -> None:
+        state = await asyncio.to_thread(load_task, self.layout, run.warnings)
+        if state is None:
+            if run.reason != "start":
+                run.warnings.append(f"{self.layout.rel(self.layout.task_file)}: missing")
+            return
+        text = state.summary()
+        only_goal = set(state.sections) <= {"goal"} and not state.extra
+        if run.reason == "start" and only_goal:
+            return  # just the task as given: the user message already says it
+        rel = self.layout.rel(self.layout.task_file)
+        run.sections.append((f"Current task ({rel}; keep it current with update_task)", text))
+
+    async def _recall(self, run: _Run) -> None:
+        if self.facts.recalled:
+            run.sections.append(
+                (
+                    "Experience from earlier tasks (details: read_file .agent-lsp/memory/<file>)",
+                    self.facts.recalled,
+                )
+            )
+
+    async def _validate(self, run: _Run) -> None:
+        root = self.layout.root
+        ignored: list[str] = []
+        state = await asyncio.to_thread(load_task, self.layout, ignored)
+        if state is not None:
+            text = state.summary() + "".join(state.extra.values())
+            gone = await asyncio.to_thread(missing_paths, root, referenced_paths(text))
+            run.conflicts.extend(
+                f"the task state refers to {rel}, which does not exist (renamed or deleted?)"
+                for rel in gone
+            )
+        branch = await asyncio.to_thread(current_branch, root)
+        if self.facts.branch and branch and branch != self.facts.branch:
+            run.conflicts.append(
+                f"the branch changed from {self.facts.branch} to {branch} since the task started"
+            )
+
+    def _project_steps(self, run: _Run) -> list[Path]:
+        folder = self.layout.initd
+        if not folder.is_dir():
+            return []
+        steps: list[Path] = []
+        for path in sorted(folder.iterdir()):
+            if path.name.startswith(".") or path.name.endswith(SKIP_SUFFIXES) or path.is_dir():
+                continue
+            if not os.access(path, os.X_OK):
+                run.warnings.append(f"init.d/{path.name}: not executable (chmod +x); skipped")
+                continue
+            steps.append(path)
+        return steps
+
+    async def _project_step(self, run: _Run, path: Path) -> None:
+        rel = self.layout.rel(path)
+        st = await asyncio.to_thread(path.stat)
+        key = (path.name, st.st_mtime_ns, st.st_size)
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = await CommandPolicy(self.channel, set()).allows(shlex.quote(rel))
+            self._decisions[key] = decision
+        allowed, decided_by = decision
+        if not allowed:
+            run.warnings.append(f"init.d/{path.name}: not run ({decided_by})")
+            self._log_command(rel, decided_by, None)
+            return
+        env = {
+            **os.environ,
+            "AGENT_LSP_ROOT": str(self.layout.root),
+            "AGENT_LSP_REASON": run.reason,
+            "AGENT_LSP_TASK_FILE": str(self.layout.task_file),
+        }
+        result = await self.shell.run(
+            [str(path)], cwd=self.layout.root, timeout=self.timeout, env=env
+        )
+        self._log_command(rel, decided_by, result.exit_code)
+        output = result.output.strip()
+        if len(output) > STEP_OUTPUT_CHARS:
+            output = output[:STEP_OUTPUT_CHARS] + "\n[... output cut]"
+        if result.timed_out:
+            run.warnings.append(f"init.d/{path.name}: timed out after {self.timeout:.0f} s")
+        elif result.exit_code != 0:
+            last = output.splitlines()[-1] if output else ""
+            run.warnings.append(f"init.d/{path.name}: exit code {result.exit_code}: {last}")
+        elif output:
+            run.sections.append((f"init.d/{path.name}", output))
+
+    def _log_command(self, rel: str, decided_by: str, exit_code: int | None) -> None:
+        if self.log is not None:
+            self.log.record(
+                "command",
+                "init",
+                command=rel,
+                cwd=str(self.layout.root),
+                decided_by=decided_by,
+                exit_code=exit_code,
+            )
+
+    def _emit(self, run: _Run) -> str:
+        """S90-emit-context: conflicts first, then the state, then the restate instruction."""
+        if not (run.sections or run.conflicts or run.warnings) and run.reason == "start":
+            return ""
+        lines = [
+            f"## Starting context, rebuilt {REASONS.get(run.reason, run.reason)}",
+            "These files are the source of truth, over anything earlier in the conversation.",
+        ]
+        if run.conflicts:
+            lines.append("CONFLICTS - resolve or confirm these before acting:")
+            lines.extend(f"- {c}" for c in run.conflicts)
+        lines.extend(f"WARN {w}" for w in run.warnings)
+        for heading, body in run.sections:
+            lines.append(f"### {heading}\n{body.strip()}")
+        lines.append("Before your first action, restate the task in one line.")
+        return "\n".join(lines)
+
+
+def _write_scratch(folder: Path, context: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "context.md").write_text(context + "\n", encoding="utf-8")

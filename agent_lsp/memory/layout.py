@@ -1,0 +1,111 @@
+"""Where everything lives under `.agent-lsp/`: plain files a person can read and edit."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_lsp.fileio import atomic_write, read_disk_text
+
+AGENT_DIR = ".agent-lsp"
+# Local, per-machine parts stay out of git; state/project/ and memory/*.md may be shared.
+IGNORED = (
+    "logs/",
+    "checkpoints/",
+    "state/task/",
+    "state/session/",
+    "memory/index.sqlite*",
+)
+SESSION_KEEP_SECONDS = 14 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The `.agent-lsp/` folder of one project."""
+
+    root: Path
+
+    @property
+    def base(self) -> Path:
+        return self.root / AGENT_DIR
+
+    @property
+    def state_project(self) -> Path:
+        return self.base / "state" / "project"
+
+    @property
+    def state_task(self) -> Path:
+        return self.base / "state" / "task"
+
+    @property
+    def state_session(self) -> Path:
+        return self.base / "state" / "session"
+
+    @property
+    def task_file(self) -> Path:
+        return self.state_task / "current-task.md"
+
+    @property
+    def task_meta(self) -> Path:
+        return self.state_task / "task.json"
+
+    @property
+    def initd(self) -> Path:
+        return self.base / "init.d"
+
+    @property
+    def memory(self) -> Path:
+        return self.base / "memory"
+
+    @property
+    def notes(self) -> Path:
+        return self.memory / "notes.md"
+
+    @property
+    def index(self) -> Path:
+        return self.memory / "index.sqlite"
+
+    @property
+    def logs(self) -> Path:
+        return self.base / "logs"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.base / "checkpoints"
+
+    def rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def mount(self) -> None:
+        """Create the folders and the .gitignore (idempotent); prune old session scratch."""
+        for folder in (self.state_project, self.state_task, self.state_session, self.memory):
+            folder.mkdir(parents=True, exist_ok=True)
+        ensure_gitignore(self.base / ".gitignore")
+        prune_sessions(self.state_session)
+
+
+def ensure_gitignore(path: Path) -> None:
+    old = read_disk_text(path) if path.is_file() else ""
+    have = {line.strip() for line in old.splitlines()}
+    missing = [line for line in IGNORED if line not in have]
+    if not missing:
+        return
+    head = old if old.endswith("\n") or not old else old + "\n"
+    if not old:
+        head = "# agent-lsp: local state, logs and checkpoints stay out of git\n"
+    atomic_write(path, head + "".join(f"{line}\n" for line in missing))
+
+
+def prune_sessions(folder: Path, keep: float = SESSION_KEEP_SECONDS) -> None:
+    cutoff = time.time() - keep
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if child.is_dir() and child.stat().st_mtime < cutoff:
+                    shutil.rmtree(child, ignore_errors=True)

@@ -1,0 +1,139 @@
+"""Session logs: one JSON-lines file per session under `.agent-lsp/logs/`; every model call,
+tool call, command, file change and memory update with a timestamp and its source. `render`
+turns them into lines for people (`agent-lsp log`, follow mode included)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_session_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+
+class SessionLog:
+    """Appends one JSON object per line; a failing disk never fails the agent."""
+
+    def __init__(self, folder: Path, session_id: str) -> None:
+        self.path = folder / f"{session_id}.jsonl"
+        self.session_id = session_id
+        self._lock = threading.Lock()
+        self._broken = False
+
+    def record(self, kind: str, source: str, **data: Any) -> None:
+        entry = {"ts": now_iso(), "kind": kind, "source": source, **data}
+        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line)
+            except OSError as exc:
+                if not self._broken:
+                    log.warning("session log %s not writable: %s", self.path, exc)
+                self._broken = True
+
+
+def session_logs(folder: Path) -> list[Path]:
+    """Session logs, oldest first."""
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def _clock(ts: str) -> str:
+    return ts[11:19] if len(ts) >= 19 else ts
+
+
+def _tokens(e: dict[str, Any]) -> str:
+    return f"{e.get('prompt_tokens', 0)} in / {e.get('completion_tokens', 0)} out tokens"
+
+
+def _step(e: dict[str, Any]) -> str:
+    return f"[{e['step']:>2}] " if isinstance(e.get("step"), int) and e["step"] else ""
+
+
+def _describe(e: dict[str, Any]) -> str:
+    kind = e.get("kind", "?")
+    if kind == "session":
+        return f"session {e.get('session', '')} started in {e.get('root', '')} (pid {e.get('pid')})"
+    if kind == "task_start":
+        return f"task {e.get('task_id', '')} {e.get('mode', 'started')}: {e.get('title', '')}"
+    if kind == "task_end":
+        return (
+            f"task {e.get('task_id', '')} {e.get('status', '')} after {e.get('steps', 0)} steps: "
+            f"{e.get('summary', '')}"
+        )
+    if kind == "model_call":
+        calls = ", ".join(e.get("tool_calls") or []) or "answer"
+        purpose = f" ({e['purpose']})" if e.get("purpose") not in (None, "agent") else ""
+        return f"model{purpose}: {_tokens(e)}, {e.get('latency_ms', 0)} ms -> {calls}"
+    if kind == "tool_call":
+        detail = f": {e['error']}" if e.get("error") else ""
+        return (
+            f"{e.get('tool', '?')} {e.get('arguments', '')[:100]} -> {e.get('status', '?')}"
+            f"{detail} ({e.get('duration_ms', 0)} ms)"
+        )
+    if kind == "command":
+        return (
+            f"$ {e.get('command', '')}  (in {e.get('cwd', '?')}; {e.get('decided_by', '?')}; "
+            f"exit {e.get('exit_code', '-')})"
+        )
+    if kind == "file_change":
+        return f"changed {e.get('path', '?')} ({e.get('tool', '?')})"
+    if kind == "memory":
+        return f"memory: {e.get('action', '?')} {e.get('path', '')}".rstrip()
+    if kind == "tests":
+        return f"tests: {e.get('summary', '')}"
+    if kind in ("warn", "init"):
+        return f"{'WARN ' if kind == 'warn' else ''}{e.get('message', '')}"
+    extra = {k: v for k, v in e.items() if k not in ("ts", "kind", "source")}
+    return f"{kind} {json.dumps(extra, ensure_ascii=False)[:200]}"
+
+
+def render(line: str) -> str:
+    """One log line, for people."""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError:
+        return f"(unreadable log line) {line.strip()[:120]}"
+    if not isinstance(entry, dict):
+        return f"(unreadable log line) {line.strip()[:120]}"
+    e: dict[str, Any] = entry
+    return f"{_clock(str(e.get('ts', '')))} {e.get('source', '?')!s:<6} {_step(e)}{_describe(e)}"
+
+
+def follow(
+    path: Path, poll: float = 0.2, stop: Callable[[], bool] = lambda: False
+) -> Iterator[str]:
+    """Every line of `path`, then new lines as they are appended, until `stop()`."""
+    offset = 0
+    pending = ""
+    while True:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+                offset = fh.tell()
+        except FileNotFoundError:
+            chunk = ""
+        pending += chunk
+        *lines, pending = pending.split("\n")
+        yield from (ln for ln in lines if ln.strip())
+        if stop():
+            return
+        time.sleep(poll)

@@ -1,0 +1,49 @@
+"""Project rules files (AGENTS.md, CLAUDE.md, .cursorrules, .github/copilot-instructions.md),
+nearest folder first, under a size cap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_lsp.memory.state import read_text_file
+
+RULE_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules", ".github/copilot-instructions.md")
+RULES_CHARS = 8_000
+
+
+def rule_files(root: Path, focus: str | None = None) -> list[Path]:
+    """Rules files from the focus file's folder up to the root (nearest first)."""
+    root = root.resolve()
+    start = (root / focus).resolve().parent if focus else root
+    if not start.is_relative_to(root):
+        start = root
+    folders = [start, *(p for p in start.parents if p.is_relative_to(root))]
+    found: list[Path] = []
+    for folder in folders:
+        for name in RULE_FILES:
+            path = folder / name
+            if path.is_file():
+                found.append(path)
+    return found
+
+
+def load_rules(
+    root: Path, focus: str | None, warnings: list[str], cap: int = RULES_CHARS
+) -> list[tuple[str, str]]:
+    """(relative path, text) of each rules file; the nearest get the budget first."""
+    out: list[tuple[str, str]] = []
+    budget = cap
+    for path in rule_files(root, focus):
+        rel = path.relative_to(root.resolve()).as_posix()
+        if budget <= 0:
+            out.append((rel, f"[not loaded: over the {cap}-character rules budget; read_file it]"))
+            continue
+        text = read_text_file(path, rel, warnings)
+        if text is None or not text.strip():
+            continue
+        text = text.strip()
+        if len(text) > budget:
+            text = text[:budget].rstrip() + f"\n[... truncated; read_file {rel} for the rest]"
+        budget -= len(text)
+        out.append((rel, text))
+    return out

@@ -1,0 +1,234 @@
+"""State files: `state/project/*.md` (facts + reasons), `state/task/current-task.md` (goal,
+progress, next, blockers) and its `task.json`. Hand edits are welcome; anything unreadable is a
+WARN, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_lsp.fileio import atomic_write
+from agent_lsp.memory.layout import Layout
+
+SECTIONS = ("goal", "progress", "next", "blockers")
+ALIASES = {
+    "goal": "goal",
+    "goals": "goal",
+    "task": "goal",
+    "objective": "goal",
+    "progress": "progress",
+    "done": "progress",
+    "status": "progress",
+    "next": "next",
+    "next step": "next",
+    "next steps": "next",
+    "blocker": "blockers",
+    "blockers": "blockers",
+    "blocked": "blockers",
+}
+TITLE = "# Current task\n"
+MAX_FILE_CHARS = 64_000
+PROJECT_CHARS = 6_000
+NOTES_LINES = 40
+_HEADING = re.compile(r"^##[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+@dataclass
+class TaskState:
+    """The sections of current-task.md, known ones normalised, unknown ones kept."""
+
+    sections: dict[str, str] = field(default_factory=dict[str, str])
+    extra: dict[str, str] = field(default_factory=dict[str, str])
+
+    def render(self) -> str:
+        body = "".join(
+            f"## {name}\n{self.sections[name].rstrip()}\n\n"
+            for name in SECTIONS
+            if name in self.sections
+        )
+        body += "".join(f"## {name}\n{text.rstrip()}\n\n" for name, text in self.extra.items())
+        return TITLE + "\n" + body
+
+    def summary(self) -> str:
+        """The known sections, for the model."""
+        return "".join(
+            f"## {name}\n{self.sections[name].strip()}\n"
+            for name in SECTIONS
+            if self.sections.get(name, "").strip()
+        )
+
+
+def read_text_file(path: Path, label: str, warnings: list[str]) -> str | None:
+    """The text of a state file, or None with a WARN if it is missing data or corrupted."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        warnings.append(f"{label}: cannot be read ({exc}); ignored")
+        return None
+    if b"\0" in data:
+        warnings.append(f"{label}: looks corrupted (binary data); ignored")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        warnings.append(f"{label}: not valid UTF-8; read with replacement characters")
+        text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_FILE_CHARS:
+        warnings.append(f"{label}: {len(text)} characters; only the first {MAX_FILE_CHARS} used")
+        text = text[:MAX_FILE_CHARS]
+    return text
+
+
+def parse_task(text: str, label: str, warnings: list[str]) -> TaskState:
+    state = TaskState()
+    matches = list(_HEADING.finditer(text))
+    preamble = text[: matches[0].start()] if matches else text
+    stray = [ln for ln in preamble.splitlines() if ln.strip() and not ln.startswith("# ")]
+    if stray:
+        warnings.append(f"{label}: text outside the ## sections was ignored")
+    for n, match in enumerate(matches):
+        end = matches[n + 1].start() if n + 1 < len(matches) else len(text)
+        body = text[match.end() + 1 : end] if match.end() < len(text) else ""
+        heading = match.group(1).strip()
+        name = ALIASES.get(heading.lower().rstrip(":"))
+        if name is None:
+            warnings.append(f"{label}: unknown section {heading!r} kept as written")
+            state.extra[heading] = body
+        elif name in state.sections:
+            warnings.append(f"{label}: section {name!r} appears twice; the texts were joined")
+            state.sections[name] = state.sections[name].rstrip() + "\n" + body
+        else:
+            state.sections[name] = body
+    return state
+
+
+def load_task(layout: Layout, warnings: list[str]) -> TaskState | None:
+    text = read_text_file(layout.task_file, layout.rel(layout.task_file), warnings)
+    if text is None:
+        return None
+    return parse_task(text, layout.rel(layout.task_file), warnings)
+
+
+def write_task_section(path: Path, section: str, content: str) -> None:
+    """Replace one section of current-task.md (the others, and unknown ones, are kept)."""
+    ignored: list[str] = []
+    text = read_text_file(path, path.name, ignored) or ""
+    state = parse_task(text, path.name, ignored)
+    state.sections[section] = content + "\n"
+    atomic_write(path, state.render())
+
+
+def start_task(layout: Layout, goal: str) -> None:
+    atomic_write(layout.task_file, TaskState({"goal": goal.strip() + "\n"}).render())
+
+
+def load_project_state(layout: Layout, warnings: list[str]) -> list[tuple[str, str]]:
+    """`state/project/*.md` and the `remember` notes, capped to PROJECT_CHARS in all."""
+    files = sorted(layout.state_project.glob("*.md")) if layout.state_project.is_dir() else []
+    out: list[tuple[str, str]] = []
+    budget = PROJECT_CHARS
+    for path in files:
+        text = read_text_file(path, layout.rel(path), warnings)
+        if text is None or not text.strip():
+            continue
+        out.append((path.name, _cap(text.strip(), budget, layout.rel(path))))
+        budget -= len(out[-1][1])
+        if budget <= 200:
+            warnings.append("state/project: more than the context budget; the rest not loaded")
+            break
+    notes = read_text_file(layout.notes, layout.rel(layout.notes), warnings)
+    if notes:
+        lines = [ln for ln in notes.splitlines() if ln.startswith("- ")][-NOTES_LINES:]
+        if lines:
+            out.append(("notes (remember)", "\n".join(lines)))
+    return out
+
+
+def _cap(text: str, limit: int, rel: str) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + f"\n[... truncated; read_file {rel} for the rest]"
+
+
+def load_meta(layout: Layout, warnings: list[str]) -> dict[str, str]:
+    text = read_text_file(layout.task_meta, layout.rel(layout.task_meta), warnings)
+    if text is None:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        warnings.append(f"{layout.rel(layout.task_meta)}: not valid JSON ({exc.msg}); ignored")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{layout.rel(layout.task_meta)}: not a JSON object; ignored")
+        return {}
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def save_meta(layout: Layout, meta: dict[str, str]) -> None:
+    atomic_write(layout.task_meta, json.dumps(meta, indent=1) + "\n")
+
+
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch, read from .git/HEAD (no subprocess); None outside git."""
+    for folder in (root, *root.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_file():
+            try:
+                line = dot_git.read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = Path(line.split(":", 1)[1].strip())
+            dot_git = git_dir if git_dir.is_absolute() else folder / git_dir
+        if dot_git.is_dir():
+            try:
+                head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if head.startswith("ref: refs/heads/"):
+                return head.removeprefix("ref: refs/heads/")
+            return f"detached {head[:7]}"
+    return None
+
+
+PATHLIKE = re.compile(
+    r"(?<![\w/.@-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?![\w/])"
+)
+SKIP_WALK = frozenset({".git", ".agent-lsp", "node_modules", ".venv", "venv", "__pycache__"})
+
+
+def referenced_paths(text: str) -> list[str]:
+    """File paths mentioned in a state file ("utils/parser.js", "calc.py")."""
+    seen: dict[str, None] = {}
+    for match in PATHLIKE.finditer(text):
+        candidate = match.group(1).rstrip(".")
+        if "." in candidate and not re.fullmatch(r"[\d.]+\w?", candidate):
+            seen.setdefault(candidate, None)
+    return list(seen)
+
+
+def missing_paths(root: Path, paths: list[str], walk_limit: int = 20_000) -> list[str]:
+    """Those of `paths` that exist nowhere in the project (bare names: anywhere in the tree)."""
+    absent = [rel for rel in paths if not (root / rel).exists()]
+    bare = {rel for rel in absent if "/" not in rel}
+    found = _find_names(root, bare, walk_limit) if bare else set[str]()
+    return [rel for rel in absent if rel not in found]
+
+
+def _find_names(root: Path, names: set[str], limit: int) -> set[str]:
+    found: set[str] = set()
+    seen = 0
+    for _folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_WALK]
+        found.update(names.intersection(files))
+        seen += len(files)
+        if found == names or seen > limit:
+            return names if seen > limit else found
+    return found
