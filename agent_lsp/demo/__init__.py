@@ -20,6 +20,18 @@ FIX = "    return sum(values) / len(values)\n"
 TASK = "make the failing test pass"
 
 
+EXPERIENCE = {
+    "topic": "average off by one",
+    "tags": ["calc", "average", "off-by-one"],
+    "symbols": ["average"],
+    "goal": "Make tests/test_calc.py::test_average pass.",
+    "steps": ["ran the tests", "read calc.py", "fixed the divisor", "ran the tests again"],
+    "key_decisions": ["divide by len(values) - the mean of n values divides by n"],
+    "pitfalls": ["an extra + 1 in a divisor passes for empty-list guards but skews every mean"],
+    "open_questions": ["should average([]) raise a clearer error?"],
+}
+
+
 def _call(n: int, name: str, **arguments: object) -> ModelReply:
     return ModelReply(
         content=None,
@@ -39,6 +51,8 @@ def demo_model() -> ScriptedModel:
                 content="Fixed average() in calc.py: it divided by len(values) + 1 instead of "
                 "len(values). The test suite passes."
             ),
+            # A failure followed by a passing fix is worth remembering: one distillation call.
+            ModelReply(content=json.dumps(EXPERIENCE)),
         ]
     )
 
