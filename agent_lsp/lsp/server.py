@@ -71,6 +71,11 @@ def _roots_of(params: t.InitializeParams) -> list[Path]:
     return [Path(params.root_path) if params.root_path else Path.cwd()]
 
 
+def _uri(given: dict[str, Any]) -> str | None:
+    uri = given.get("uri")
+    return str(uri) if uri else None
+
+
 def _first_dict(args: Sequence[Any]) -> dict[str, Any]:
     return args[0] if args and isinstance(args[0], dict) else {}
 
@@ -88,6 +93,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.feature(t.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
         state = ls.state  # load the agent now, after the initialize answer went out
+        state.background(state.offer_resume())
         workspace = ls.client_capabilities.workspace
         if workspace and workspace.configuration:  # settings the editor keeps (pull model)
             try:
@@ -161,6 +167,38 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         given = _first_dict(args)
         choice, question = str(given.get("choice", "")), str(given.get("questionId", ""))
         return {"answered": ls.state.questions.answer(question, choice)}
+
+    @server.command("agentLsp.remember")
+    def remember(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+        given = _first_dict(args)
+        return ls.state.remember(str(given.get("note", "")), _uri(given))
+
+    @server.command("agentLsp.showLog")
+    async def show_log(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return await ls.state.show_log(_uri(_first_dict(args)))
+
+    @server.command("agentLsp.memoryList")
+    async def memory_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return await ls.state.memory("list", "", _uri(_first_dict(args)))
+
+    @server.command("agentLsp.memoryShow")
+    async def memory_show(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        given = _first_dict(args)
+        return await ls.state.memory("show", str(given.get("name", "")), _uri(given))
+
+    @server.command("agentLsp.memoryForget")
+    async def memory_forget(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        given = _first_dict(args)
+        return await ls.state.memory("forget", str(given.get("name", "")), _uri(given))
+
+    @server.command("agentLsp.undo")
+    def undo(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+        given = _first_dict(args)
+        steps = given.get("steps", 1)
+        task_id = given.get("taskId")
+        return ls.state.undo(
+            None if steps is None else int(steps), str(task_id) if task_id else None, _uri(given)
+        )
 
     @server.command(CANCEL_COMMAND)
     def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:

@@ -5,13 +5,15 @@ pygls server: pydantic, the core and the adapters load here, not at start-up."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
@@ -51,6 +53,7 @@ class AgentState:
         store = ProposalStore(server, self.session.root, self.publisher, markers=False)
         self.suggestions = Suggestions(self, store)
         self.test_runs = TestRuns(server)
+        self._jobs: set[asyncio.Task[None]] = set()
 
     @property
     def session(self) -> Session:
@@ -217,8 +220,84 @@ class AgentState:
         )
         return {"message": message}
 
+    # -- memory, logs, undo, resume --------------------------------------------------------
+    def remember(self, note: str, uri: str | None) -> dict[str, str]:
+        if not note.strip():
+            return {"error": 'agentLsp.remember needs {"note": "..."}'}
+        session = self.session_for(uri)
+
+        async def save() -> None:
+            try:
+                result = await session.remember(note)
+            except AgentLspError as exc:
+                self._tell(t.MessageType.Warning, str(exc))
+                return
+            where = f" ({result.path})" if result.path else ""
+            self._tell(t.MessageType.Info, f"{result.message}{where}")
+
+        self.background(save())
+        return {"status": "accepted"}
+
+    async def show_log(self, uri: str | None) -> dict[str, Any]:
+        path = await asyncio.to_thread(lambda: self.session_for(uri).log_path)
+        window = self.server.client_capabilities.window
+        if window and window.show_document and window.show_document.support:
+            await self.server.window_show_document_async(
+                t.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+            )
+        else:
+            self._tell(t.MessageType.Info, f"session log: {path} (agent-lsp log --follow)")
+        return {"path": str(path)}
+
+    async def memory(self, action: str, name: str, uri: str | None) -> dict[str, Any]:
+        session = self.session_for(uri)
+        try:
+            if action == "list":
+                return {"entries": [e.model_dump() for e in await session.memory_list()]}
+            if action == "show":
+                return {"text": await session.memory_show(name)}
+            return {"forgotten": await session.memory_forget(name)}
+        except AgentLspError as exc:
+            return self._tell(t.MessageType.Warning, str(exc))
+
+    def undo(self, steps: int | None, task_id: str | None, uri: str | None) -> dict[str, str]:
+        session = self.session_for(uri)
+
+        async def revert() -> None:
+            channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+            try:
+                report = await session.undo(channel, steps, task_id)
+            except AgentLspError as exc:
+                self._tell(t.MessageType.Warning, str(exc))
+                return
+            self._tell(t.MessageType.Info, report.message())
+
+        self.background(revert())
+        return {"status": "accepted"}
+
+    async def offer_resume(self) -> None:
+        """A task cut short by a crash or restart: ask whether to go on with it."""
+        session = self.session
+        offer = await asyncio.to_thread(session.pending_resume)
+        if offer is None:
+            return
+        question = (
+            f"agent-lsp: the task “{offer.title}” was interrupted at step {offer.step}. Resume it?"
+        )
+        channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+        answer = await channel.ask(question, ["Resume", "Discard"])
+        if answer == "Resume":
+            self.tasks.start(offer.task, session, resume=True)
+        elif answer == "Discard":
+            session.discard_resume()
+
+    def background(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
     def shutdown(self) -> None:
-        self.tasks.cancel()
+        self.tasks.cancel(by_user=False)
         for session in self.sessions.values():
             session.close()
 

@@ -46,6 +46,7 @@ class TaskManager:
         self.server = server
         self.proposals = proposals
         self.questions = questions
+        self.user_cancelled = False
         self.running: tuple[str, asyncio.Task[None]] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
 
@@ -61,6 +62,7 @@ class TaskManager:
         proposals: ProposalStore | None = None,
         quiet: bool = False,
         on_done: Callable[[], None] | None = None,
+        resume: bool = False,
     ) -> str:
         """Start `task` in the background. `proposals` turns its edits into proposals (review
         mode, suggestions); `quiet` logs the outcome instead of showing it."""
@@ -71,16 +73,17 @@ class TaskManager:
         if proposals is None and session.settings.apply_mode is ApplyMode.REVIEW:
             proposals = self.proposals
         task_id = uuid.uuid4().hex[:8]
-        run = self._run(task_id, task, session, proposals, quiet)
+        run = self._run(task_id, task, session, proposals, quiet, resume)
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
         self.running = (task_id, job)
         return task_id
 
-    def cancel(self, task_id: str | None = None) -> bool:
+    def cancel(self, task_id: str | None = None, by_user: bool = True) -> bool:
         if self.running is None or (task_id and task_id != self.running[0]):
             return False
+        self.user_cancelled = by_user
         self.running[1].cancel()
         return True
 
@@ -91,6 +94,7 @@ class TaskManager:
         session: Session,
         proposals: ProposalStore | None,
         quiet: bool,
+        resume: bool = False,
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         channel = LspEditorChannel(
@@ -102,9 +106,11 @@ class TaskManager:
             (session.root / task.path).as_uri() if task.path else None,
         )
         try:
-            outcome = await session.run_task(task, channel)
+            outcome = await session.run_task(task, channel, resume=resume)
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
+            if self.user_cancelled:  # a deliberate cancel is not offered for resuming later
+                session.discard_resume()
         except Exception as exc:  # reported to the user; the server stays up
             log.exception("agent task %s crashed", task_id)
             outcome = TaskOutcome(status=TaskStatus.ERROR, summary=f"internal error: {exc!r}")
