@@ -57,12 +57,19 @@ def build_messages(
 def _task_text(task: Task, workspace: Workspace) -> str:
     parts: list[str] = []
     diag = task.diagnostic
-    if task.kind is TaskKind.FIX and diag is not None and task.path:
+    if task.kind in (TaskKind.FIX, TaskKind.EXPLAIN) and diag is not None and task.path:
         source = f"[{diag.source}] " if diag.source else ""
         code = f" ({diag.code})" if diag.code else ""
+        verb = "Fix" if task.kind is TaskKind.FIX else "Explain (do not edit anything)"
         parts.append(
-            f"Fix this problem in {task.path} at line {diag.line + 1}: {source}{diag.message}{code}"
+            f"{verb} this problem in {task.path} at line {diag.line + 1}: "
+            f"{source}{diag.message}{code}"
         )
+        if task.kind is TaskKind.EXPLAIN:
+            parts.append(
+                "Answer in a few sentences: what the problem is, why it happens here, and how "
+                "to fix it. Read what you need; you have no editing tools."
+            )
         parts.append(_excerpt(workspace, task.path, diag.line))
     else:
         parts.append(task.instruction)

@@ -24,7 +24,7 @@ from agent_lsp.project import project_status
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.symbols import SymbolIndex, repo_map
-from agent_lsp.task import Task
+from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
     EditFileTool,
     GetDiagnosticsTool,
@@ -157,10 +157,17 @@ class Session:
 
         return await asyncio.to_thread(build)
 
-    def make_agent(self, channel: EditorChannel, profile: str, repo: str = "") -> Agent:
+    def make_agent(
+        self, channel: EditorChannel, profile: str, repo: str = "", read_only: bool = False
+    ) -> Agent:
+        """An agent for one task; `read_only` (explain) gets only the tools that change nothing
+        and is done when it answers."""
         workspace = Workspace(self.root, channel)
+        tools = self.tools(workspace, channel)
+        if read_only:
+            tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
         toolbox = ToolBox(
-            self.tools(workspace, channel),
+            tools,
             timeout=self.settings.tool_timeout,
             slow_timeout=max(self.settings.tests.timeout, 600) + 30,
             keeper=OutputKeeper(self.root),
@@ -170,7 +177,8 @@ class Session:
             max_tokens=self.settings.max_tokens,
             context_window=self.settings.model.context_window,
         )
-        return Agent(self.model, toolbox, workspace, channel, self.verifier, profile, limits, repo)
+        verifier = None if read_only else self.verifier
+        return Agent(self.model, toolbox, workspace, channel, verifier, profile, limits, repo)
 
     async def run_task(
         self, task: Task, channel: EditorChannel, *, resume: bool = False
@@ -184,7 +192,7 @@ class Session:
                 raise AgentLspError("no interrupted task to resume")
             task = checkpoint.task
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
-        agent = self.make_agent(channel, profile, repo)
+        agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN)
         options = self.settings.memory
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 class TaskKind(StrEnum):
     FIX = "fix"
     TASK = "task"
+    EXPLAIN = "explain"  # answer in words, read-only tools, nothing edited
 
 
 class DiagnosticInfo(BaseModel):

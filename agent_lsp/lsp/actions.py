@@ -7,16 +7,19 @@ from collections.abc import Sequence
 from lsprotocol import types as t
 
 FIX_PREFIX = "Ask agent to fix: "
+EXPLAIN_PREFIX = "Ask agent to explain: "
 FIX_COMMAND = "agentLsp.fix"
+EXPLAIN_COMMAND = "agentLsp.explain"
 CANCEL_COMMAND = "agentLsp.cancel"
 MAX_TITLE = 100
+EXPLAIN_KIND = "quickfix.agent-lsp.explain"  # a quickfix sub-kind: listed where fixes are
 
 
-def fix_title(message: str) -> str:
+def fix_title(message: str, prefix: str = FIX_PREFIX) -> str:
     first = message.strip().splitlines()[0] if message.strip() else "problem"
     if len(first) > MAX_TITLE:
         first = first[: MAX_TITLE - 1] + "…"
-    return FIX_PREFIX + first
+    return prefix + first
 
 
 def code_actions(
@@ -31,6 +34,18 @@ def code_actions(
                 kind=t.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 command=t.Command(title=title, command=FIX_COMMAND, arguments=[uri, diagnostic]),
+            )
+        )
+    for diagnostic in diagnostics:  # answers in a message, edits nothing
+        title = fix_title(diagnostic.message, EXPLAIN_PREFIX)
+        actions.append(
+            t.CodeAction(
+                title=title,
+                kind=EXPLAIN_KIND,
+                diagnostics=[diagnostic],
+                command=t.Command(
+                    title=title, command=EXPLAIN_COMMAND, arguments=[uri, diagnostic]
+                ),
             )
         )
     if running_task is not None:

@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from agent_lsp import __version__
 from agent_lsp.errors import AgentLspError
-from agent_lsp.lsp.actions import CANCEL_COMMAND, FIX_COMMAND, code_actions
+from agent_lsp.lsp.actions import CANCEL_COMMAND, EXPLAIN_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import uri_to_path
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
@@ -135,6 +135,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
         return ls.state.fix(uri, diagnostic)
+
+    @server.command(EXPLAIN_COMMAND)
+    def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+        from agent_lsp.task import TaskKind
+
+        return ls.state.fix(uri, diagnostic, TaskKind.EXPLAIN)
 
     @server.command(RUN_TASK_COMMAND)
     def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:

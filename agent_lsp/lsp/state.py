@@ -122,12 +122,14 @@ class AgentState:
             return {"error": str(exc)}
         return {"taskId": task_id}
 
-    def fix(self, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+    def fix(
+        self, uri: str, diagnostic: t.Diagnostic, kind: TaskKind = TaskKind.FIX
+    ) -> dict[str, str]:
         path = uri_to_path(uri)
         session = self.session_for(uri)
         relative = _relative(session.root, path) if path else None
         info = diagnostic_info(diagnostic)
-        task = Task(kind=TaskKind.FIX, instruction="", path=relative, diagnostic=info)
+        task = Task(kind=kind, instruction="", path=relative, diagnostic=info)
         return self.start_task(task, session)
 
     def start_suggestion(

@@ -29,7 +29,11 @@ async def ask_agent_to_fix(client: EditorClient, uri: str) -> dict[str, str]:
             context=t.CodeActionContext(diagnostics=[DIAGNOSTIC]),
         )
     )
-    assert actions is not None and len(actions) == 1
+    assert actions is not None and len(actions) == 2
+    explain = actions[1]
+    assert isinstance(explain, t.CodeAction) and explain.command is not None
+    assert explain.title == "Ask agent to explain: " + DIAGNOSTIC.message
+    assert explain.command.command == "agentLsp.explain"
     action = actions[0]
     assert isinstance(action, t.CodeAction)
     assert action.title == "Ask agent to fix: average([2, 4, 6]) returned 3.0, expected 4"
@@ -170,3 +174,29 @@ async def test_cancel_stops_a_running_task(
         assert result == {"cancelled": True}
         shown = await asyncio.wait_for(client.wait_for_message("agent-lsp: cancelled"), 10)
         assert shown.message == "agent-lsp: cancelled: cancelled"
+
+
+async def test_explain_answers_in_a_message_and_edits_nothing(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    answer = "average() divides by len(values) + 1, so the mean of 2, 4, 6 comes out as 3."
+    fake_openai.script(Reply(answer))
+    calc = project / "calc.py"
+    before = calc.read_text()
+    async with editor_session("neovim", project, server_env) as client:
+        uri = client.open(calc)
+        result = await client.workspace_execute_command_async(
+            t.ExecuteCommandParams(command="agentLsp.explain", arguments=[uri, DIAGNOSTIC])
+        )
+        assert isinstance(result, dict) and "taskId" in result
+        shown = await client.wait_for_message("agent-lsp: completed")
+        assert shown.message == f"agent-lsp: completed: {answer}"
+        assert client.edits_received == [] and calc.read_text() == before
+        request = fake_openai.requests[0]
+        tools = {tool["function"]["name"] for tool in request["tools"]}
+        assert "edit_file" not in tools and "run_command" not in tools and "read_file" in tools
+        assert (
+            "Explain (do not edit anything) this problem in calc.py at line 10"
+            in request["messages"][1]["content"]
+        )
+        assert len(fake_openai.requests) == 1  # no test run decides an explanation

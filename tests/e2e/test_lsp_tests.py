@@ -54,7 +54,8 @@ async def test_failures_become_diagnostics_that_offer_a_fix(
         )
         assert actions is not None
         assert [a.title for a in actions] == [
-            "Ask agent to fix: tests/test_calc.py::test_average: assert 3.0 == 4"
+            "Ask agent to fix: tests/test_calc.py::test_average: assert 3.0 == 4",
+            "Ask agent to explain: tests/test_calc.py::test_average: assert 3.0 == 4",
         ]
 
         # The user fixes the bug in the buffer without saving: the tests see the buffer.
