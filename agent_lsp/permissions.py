@@ -1,85 +1,170 @@
-"""Who may run what. A minimal, fail-closed policy until the full policy engine lands:
-read-only commands of a known set run; anything else asks the user; no answer means no."""
+"""Who may run what: the asking side of the safety policy (`agent_lsp.safety`).
+
+`SafetyPolicy` decides allow / ask / deny from the level, the rules and the command
+classifier; `CommandPolicy` asks the user through the editor channel when needed (Allow once /
+Always allow / Deny; no answer means deny — only the user approves, never the model) and
+records every outcome as a typed `Decision`."""
 
 from __future__ import annotations
 
-import shlex
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
+from pathlib import Path
 
+from agent_lsp.safety.decision import Decision
+from agent_lsp.safety.engine import Evaluation, SafetyPolicy
+from agent_lsp.safety.paths import Resolved
+from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel
+from agent_lsp.settings import PermissionLevel
 
-# Programs that only read, when called without shell syntax (no pipes, redirections, $(...)).
-READ_ONLY_PROGRAMS = frozenset(
-    {
-        "ls",
-        "cat",
-        "head",
-        "tail",
-        "wc",
-        "grep",
-        "rg",
-        "find",
-        "pwd",
-        "echo",
-        "which",
-        "file",
-        "stat",
-        "du",
-        "diff",
-        "sort",
-        "uniq",
-        "tree",
-    }
-)
-READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "blame", "ls-files"})
-SHELL_SYNTAX = frozenset(";&|<>`$(){}\n\r\\*?[]~!#")
-FIND_WRITES = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls"})
+__all__ = [
+    "ALLOW_ONCE",
+    "ALWAYS_ALLOW",
+    "DENY",
+    "CommandPolicy",
+    "Decision",
+    "SafetyPolicy",
+    "visible",
+]
 
 ALLOW_ONCE, ALWAYS_ALLOW, DENY = "Allow once", "Always allow", "Deny"
+_SHOWN = 400
 
 
-class Decision(StrEnum):
-    ALLOW = "allow"
-    ASK = "ask"
-
-
-def classify(command: str) -> Decision:
-    """ALLOW only for a plain read-only command; everything undecidable asks (fail closed)."""
-    if any(ch in SHELL_SYNTAX for ch in command) or len(command) > 2000:
-        return Decision.ASK
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return Decision.ASK
-    if not words or "=" in words[0]:
-        return Decision.ASK
-    program, rest = words[0], words[1:]
-    if program == "git":
-        return Decision.ALLOW if rest and rest[0] in READ_ONLY_GIT else Decision.ASK
-    if program == "find" and FIND_WRITES & set(rest):
-        return Decision.ASK
-    return Decision.ALLOW if program in READ_ONLY_PROGRAMS else Decision.ASK
+def visible(text: str, limit: int = _SHOWN) -> str:
+    """Text as a person can read it in a prompt: control and invisible characters escaped,
+    long text cut (the model writes the command; it must not be able to forge the prompt)."""
+    out: list[str] = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch == "\n":
+            out.append("⏎")
+        elif cat[0] in "CZ" and ch != " ":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    shown = "".join(out)
+    return shown if len(shown) <= limit else shown[:limit] + f"… [{len(shown) - limit} more]"
 
 
 @dataclass
 class CommandPolicy:
-    """Asks through the editor channel; remembers "Always allow" per exact command."""
+    """Asks through the editor channel; remembers "Always allow" per exact command for the
+    session. `engine` (or, without one, a default policy at `level` for the folder the command
+    runs in) decides what needs asking."""
 
     channel: EditorChannel
     always: set[str] = field(default_factory=set[str])
+    engine: SafetyPolicy | None = None
+    level: PermissionLevel | None = None
+    on_decision: Callable[[Decision], None] | None = None
+    decisions: list[Decision] = field(default_factory=list[Decision])
 
-    async def allows(self, command: str) -> tuple[bool, str]:
-        """(allowed, who decided) — recorded with the command."""
-        if classify(command) is Decision.ALLOW:
-            return True, "policy: read-only"
-        if command in self.always:
-            return True, "user: always allow"
-        answer = await self.channel.ask(
-            f"agent-lsp wants to run: {command}", [ALLOW_ONCE, ALWAYS_ALLOW, DENY]
+    def engine_for(self, root: Path | None = None) -> SafetyPolicy:
+        if self.engine is None:
+            self.engine = SafetyPolicy(root or Path.cwd(), self.level or PermissionLevel.L2)
+        return self.engine
+
+    async def decide(
+        self,
+        command: str,
+        cwd: Path | None = None,
+        sandbox: str | None = None,
+        posix: bool = True,
+    ) -> tuple[Decision, Evaluation]:
+        """The decision on one command line (asking the user when the policy says ask);
+        `sandbox` names how the command will run, for the record; `posix=False` for cmd or
+        PowerShell, where nothing counts as read-only."""
+        engine = self.engine_for(cwd)
+        where = cwd or engine.root
+        evaluation = engine.command(command, where, posix)
+        question = f"agent-lsp wants to run: {visible(command)}"
+        decision = await self._settle(
+            evaluation, command, where, "run_command", question, command, sandbox=sandbox
         )
-        if answer == ALWAYS_ALLOW:
-            self.always.add(command)
-        if answer in (ALLOW_ONCE, ALWAYS_ALLOW):
-            return True, f"user: {answer.lower()}"
-        return False, "user: denied" if answer == DENY else "no answer (denied)"
+        return decision, evaluation
+
+    async def allows(self, command: str, cwd: Path | None = None) -> tuple[bool, str]:
+        """(allowed, who decided) — the decision itself is in `decisions`."""
+        decision, _ = await self.decide(command, cwd)
+        return decision.allowed, decision.decided_by
+
+    async def check_file(self, tool: str, res: Resolved, write: bool) -> Decision:
+        engine = self.engine_for(res.path.parent)
+        evaluation = engine.file(tool, res, write)
+        verb = "write" if write else "read"
+        subject = f"{tool} {res.raw}"
+        question = f"agent-lsp wants to {verb} {visible(res.raw)} (a protected or secret file)"
+        return await self._settle(
+            evaluation, subject, engine.root, tool, question, None, quiet=True
+        )
+
+    async def check_tool(self, tool: str, read_only: bool) -> Decision:
+        engine = self.engine_for()
+        evaluation = engine.tool(tool, read_only)
+        question = f"agent-lsp wants to use the tool {tool}"
+        return await self._settle(
+            evaluation, tool, engine.root, tool, question, f"tool:{tool}", quiet=True
+        )
+
+    async def _settle(
+        self,
+        ev: Evaluation,
+        subject: str,
+        cwd: Path,
+        tool: str,
+        question: str,
+        remember_key: str | None,
+        *,
+        sandbox: str | None = None,
+        quiet: bool = False,
+    ) -> Decision:
+        """`quiet`: a plain allow is not recorded (tool and file checks that found nothing)."""
+        level = self.engine_for().level
+        base = Decision(
+            decision="denied",
+            level=level,
+            rule=ev.rule,
+            command=subject,
+            cwd=str(cwd),
+            tool=tool,
+            reasons=list(ev.reasons),
+            sandbox=sandbox,
+        )
+        if ev.action is not Action.ASK:
+            if ev.action is Action.ALLOW:
+                decision = base.model_copy(update={"decision": "allowed"})
+                return decision if quiet else self._record(decision)
+            return self._record(base)
+        if ev.always_ok and remember_key is not None and remember_key in self.always:
+            return self._record(
+                base.model_copy(
+                    update={"decision": "allowed", "answered_by": "user", "answer": ALWAYS_ALLOW}
+                )
+            )
+        options = [ALLOW_ONCE, ALWAYS_ALLOW, DENY] if ev.always_ok else [ALLOW_ONCE, DENY]
+        why = "; ".join(visible(r, 160) for r in ev.reasons[:3])
+        answer = await self.channel.ask(question + (f" — {why}" if why else ""), options)
+        if answer not in options:
+            answer = None
+        if answer == ALWAYS_ALLOW and remember_key is not None:
+            self.always.add(remember_key)
+        allowed = answer in (ALLOW_ONCE, ALWAYS_ALLOW)
+        return self._record(
+            base.model_copy(
+                update={
+                    "decision": "allowed" if allowed else "denied",
+                    "answered_by": "no answer" if answer is None else "user",
+                    "answer": answer,
+                    "asked": True,
+                }
+            )
+        )
+
+    def _record(self, decision: Decision) -> Decision:
+        self.decisions.append(decision)
+        if self.on_decision is not None:
+            self.on_decision(decision)
+        return decision

@@ -84,6 +84,35 @@ class TestSettings(_Section):
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
 
 
+class MemorySettings(_Section):
+    distill: bool = Field(
+        True,
+        description="After a key event (fail -> fix -> pass, a stack change, the user's "
+        "remember), one extra model call writes an experience file under .agent-lsp/memory/.",
+    )
+    inject: bool = Field(
+        True, description="Give each task the most relevant experiences (at most 300 words)."
+    )
+    max_injected: int = Field(5, ge=0, le=10, description="Most experiences given to a task.")
+    init_step_timeout: float = Field(
+        10.0, gt=0, description="Seconds before a project step in .agent-lsp/init.d/ is killed."
+    )
+
+
+class SandboxSettings(_Section):
+    enabled: bool = Field(
+        True,
+        description="Run commands under the OS sandbox (bubblewrap on Linux) where available: "
+        "only the workspace writable, no network. A repository's own config cannot turn it off "
+        "until you trust the workspace.",
+    )
+    network: bool = Field(
+        False,
+        description="Give every sandboxed command the network (by default only commands the "
+        "policy or you allowed as network commands get it).",
+    )
+
+
 class Settings(_Section):
     """Every agent-lsp setting (camelCase keys on the wire)."""
 
@@ -95,9 +124,16 @@ class Settings(_Section):
     )
     permission_level: PermissionLevel = Field(
         PermissionLevel.L2,
-        description="L0 read-only … L3 full-auto with an allowlist (planned; the current "
-        "tools only read, edit inside the workspace and run the tests).",
+        description="L0 read-only; L1 edits in the workspace and read-only commands; L2 asks "
+        "for every side effect; L3 full-auto for CI, only with an allowlist in the policy "
+        "(see docs/security.md).",
     )
+    extra_roots: list[str] = Field(
+        default=[],
+        description="Folders besides the workspace that tools may read and write "
+        "(a repository's own config cannot add them until you trust the workspace).",
+    )
+    sandbox: SandboxSettings = Field(default_factory=lambda: SandboxSettings.model_validate({}))
     max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
     edit_timeout: float = Field(
@@ -110,14 +146,17 @@ class Settings(_Section):
         default_factory=lambda: SuggestionSettings.model_validate({})
     )
     tests: TestSettings = Field(default_factory=lambda: TestSettings.model_validate({}))
+    memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
 
 
 USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
 PROJECT_CONFIG = Path(".agent-lsp/config.toml")
-# Keys a repository's own config may not set until the workspace is trusted: they would widen
-# permissions or send the user's API key to another endpoint.
-_PROJECT_FORBIDDEN = (("model", "baseUrl"), ("model", "apiKey"), ("permissionLevel",))
+# A repository's own config never sets the API key; until the user trusts the workspace it may
+# not widen permissions or send the key to another endpoint either (see _untrusted).
+_PROJECT_FORBIDDEN = (("model", "apiKey"),)
+_PROJECT_UNTRUSTED = (("model", "baseUrl"), ("extraRoots",))
 _EDITOR_FORBIDDEN = (("model", "apiKey"),)
+_LEVELS = ("L0", "L1", "L2", "L3")
 
 
 def _camel(data: Any) -> Any:
@@ -175,9 +214,35 @@ def _strip(
             warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
 
 
+def _untrusted(
+    layer: dict[str, Any], below: Mapping[str, Any], warnings: list[str], src: str
+) -> None:
+    """Drop what an untrusted project config may not do: change the endpoint, add roots, turn
+    the sandbox off or give it the network, raise the level above the user's."""
+    why = "until you trust this workspace (agent-lsp trust)"
+    dropped = [p for p in _PROJECT_UNTRUSTED if _pop(layer, p)]
+    sandbox = layer.get("sandbox")
+    if isinstance(sandbox, dict):
+        if sandbox.get("enabled") is False and _pop(layer, ("sandbox", "enabled")):
+            dropped.append(("sandbox", "enabled"))
+        if sandbox.get("network") is True and _pop(layer, ("sandbox", "network")):
+            dropped.append(("sandbox", "network"))
+    level = layer.get("permissionLevel")
+    current = str(below.get("permissionLevel", "L2"))
+    if level is not None and (
+        level not in _LEVELS
+        or current not in _LEVELS
+        or _LEVELS.index(level) > _LEVELS.index(current)
+    ):
+        _pop(layer, ("permissionLevel",))
+        dropped.append(("permissionLevel",))
+    warnings.extend(f"{src}: ignored {'.'.join(p)} {why}" for p in dropped)
+
+
 class LoadedSettings(BaseModel):
     settings: Settings
     warnings: list[str]
+    trusted: bool = False  # the project's own config was applied as trusted
 
 
 def load_settings(
@@ -185,12 +250,21 @@ def load_settings(
     editor_options: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     user_config: Path | None = None,
+    trusted: bool | None = None,
 ) -> LoadedSettings:
-    """Merge every source in precedence order; invalid layers are reported and skipped."""
+    """Merge every source in precedence order; invalid layers are reported and skipped.
+    `trusted` (default: looked up in `trusted.toml` beside the user config) lets the project
+    config widen settings."""
+    from agent_lsp.safety.trust import TrustStore
+
     warnings: list[str] = []
     environ = os.environ if environ is None else environ
     layers: list[tuple[str, dict[str, Any]]] = []
     user_path = (user_config or USER_CONFIG).expanduser()
+    if trusted is None:
+        trusted = root is not None and TrustStore(user_path.parent / "trusted.toml").is_trusted(
+            root
+        )
     for src, path in (
         ("user config", user_path),
         ("project config", root and root / PROJECT_CONFIG),
@@ -204,6 +278,11 @@ def load_settings(
             continue
         if src == "project config":
             _strip(layer, _PROJECT_FORBIDDEN, warnings, f"{src} {path}")
+            if not trusted:
+                below: dict[str, Any] = {}
+                for _, lower in layers:
+                    below = deep_merge(below, lower)
+                _untrusted(layer, below, warnings, f"{src} {path}")
         layers.append((f"{src} {path}", layer))
     if editor_options:
         editor = _camel(dict(editor_options))
@@ -214,7 +293,9 @@ def load_settings(
     merged: dict[str, Any] = {}
     for src, layer in layers:
         merged = _merge_valid(merged, layer, src, warnings)
-    return LoadedSettings(settings=Settings.model_validate(merged), warnings=warnings)
+    return LoadedSettings(
+        settings=Settings.model_validate(merged), warnings=warnings, trusted=bool(trusted)
+    )
 
 
 def _merge_valid(

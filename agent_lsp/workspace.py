@@ -1,4 +1,9 @@
-"""The agent's view of the project: open buffers are the truth for open files, disk for the rest."""
+"""The agent's view of the project: open buffers are the truth for open files, disk for the rest.
+
+Every path goes through the safety layer's `PathGuard` (symlinks, `..`, `~`, absolute, Windows
+device and UNC forms): it must stay inside the workspace or an extra root. Secret files need
+the user's permission (`resolve_readable` asks); git internals and the policy files are never
+written."""
 
 from __future__ import annotations
 
@@ -6,30 +11,69 @@ from pathlib import Path
 
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.fileio import read_disk_text, text_hash
+from agent_lsp.permissions import CommandPolicy
+from agent_lsp.safety.engine import SafetyPolicy
+from agent_lsp.safety.paths import PathError, PathGuard, Resolved
+from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel
 
 
 class Workspace:
-    """Resolves paths inside the root, reads through the editor, and writes through it."""
+    """Resolves paths inside the root, reads through the editor, and writes through it.
+    `policy` (default: level L2, no rules) decides and asks about files that need it."""
 
-    def __init__(self, root: Path, channel: EditorChannel) -> None:
+    def __init__(
+        self, root: Path, channel: EditorChannel, policy: CommandPolicy | None = None
+    ) -> None:
         self.root = root.resolve()
         self.channel = channel
+        self.policy = policy or CommandPolicy(channel, engine=SafetyPolicy(self.root))
+        self.granted: set[Path] = set()  # secret files the user let the agent read
         self.read_hashes: dict[Path, str] = {}
         self.changed_files: list[str] = []
         self.edit_count = 0
 
-    def resolve(self, relative: str) -> Path:
-        """An absolute path inside the workspace; anything that escapes it is refused."""
+    @property
+    def guard(self) -> PathGuard:
+        return self.policy.engine_for(self.root).guard
+
+    def describe(self, relative: str, tool: str = "") -> Resolved:
+        """The resolved path and its flags; refused forms, escapes and deny rules raise."""
         if not relative.strip():
             raise WorkspaceError("empty path")
-        candidate = Path(relative).expanduser()
-        if not candidate.is_absolute():
-            candidate = self.root / candidate
-        resolved = candidate.resolve()
-        if not resolved.is_relative_to(self.root):
+        try:
+            res = self.guard.resolve(relative)
+        except PathError as exc:
+            raise WorkspaceError(str(exc)) from exc
+        if not res.inside:
             raise WorkspaceError(f"{relative}: outside the workspace {self.root}")
-        return resolved
+        engine = self.policy.engine_for(self.root)
+        for rule in engine.rules.of(Action.DENY):
+            if rule.path is not None and rule.for_tool(tool) and rule.matches_path(res, self.guard):
+                raise WorkspaceError(f"{relative}: denied by {rule.label}")
+        return res
+
+    def resolve(self, relative: str) -> Path:
+        """An absolute path inside the workspace (or an extra root); anything that escapes
+        it is refused. Secret files resolve, but are only read once granted."""
+        return self.describe(relative).path
+
+    async def resolve_readable(self, relative: str, tool: str = "read_file") -> Path:
+        """`resolve`, then the user's permission for a secret file (or a path ask rule)."""
+        res = self.describe(relative, tool)
+        if res.path in self.granted:
+            return res.path
+        decision = await self.policy.check_file(tool, res, write=False)
+        if not decision.allowed:
+            raise WorkspaceError(f"{relative}: not read ({decision.decided_by})")
+        if res.secret:
+            self.granted.add(res.path)
+        return res.path
+
+    def hidden(self, path: Path) -> bool:
+        """Skipped silently by listings and searches: secret files, and links leading out."""
+        res = self.guard.describe(path)
+        return res.secret or not res.inside
 
     def relative(self, path: Path) -> str:
         try:
@@ -39,6 +83,11 @@ class Workspace:
 
     def read_text(self, path: Path) -> str:
         """The buffer's text if the file is open in the editor, else the file on disk."""
+        if path not in self.granted and self.guard.describe(path).secret:
+            raise WorkspaceError(
+                f"{self.relative(path)}: a secret file; read it with read_file first "
+                "(which asks the user)"
+            )
         buffered = self.channel.buffers().get(path)
         if buffered is not None:
             return buffered
@@ -54,13 +103,20 @@ class Workspace:
         return seen is not None and seen != text_hash(text)
 
     def check_writable(self, path: Path) -> None:
-        """The agent never writes git internals or the user's policy file."""
-        rel = path.relative_to(self.root).parts if path.is_relative_to(self.root) else ()
-        if ".git" in rel or rel[:2] == (".agent-lsp", "policy.toml"):
+        """The agent never writes git internals, the policy or project config files, or
+        anything outside the workspace."""
+        res = self.guard.describe(path)
+        if res.protected:
             raise WorkspaceError(f"{self.relative(path)}: the agent may not write this file")
+        if not res.inside:
+            raise WorkspaceError(f"{self.relative(path)}: outside the workspace {self.root}")
 
     async def write_text(self, path: Path, new_text: str, label: str) -> None:
         self.check_writable(path)
+        tool = "write_file" if "create" in label else "edit_file"
+        decision = await self.policy.check_file(tool, self.guard.describe(path), write=True)
+        if not decision.allowed:
+            raise WorkspaceError(f"{self.relative(path)}: not written ({decision.decided_by})")
         await self.channel.apply_edit(path, new_text, label)
         self.note_read(path, new_text)
         self.edit_count += 1

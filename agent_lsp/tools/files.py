@@ -31,7 +31,7 @@ class ReadFileTool:
         self.workspace = workspace
 
     async def run(self, args: ReadFileArgs) -> ToolResult:
-        path = self.workspace.resolve(args.path)
+        path = await self.workspace.resolve_readable(args.path)  # secret files: the user asked
         text = self.workspace.read_text(path)
         self.workspace.note_read(path, text)
         lines = text.splitlines()

@@ -58,6 +58,8 @@ class ListFilesTool:
     def _list(self, top: Path, glob: str | None) -> list[str]:
         out: list[str] = []
         for path in walk_files(top):
+            if self.workspace.hidden(path):  # secret files and links out: silently skipped
+                continue
             rel = self.workspace.relative(path)
             if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(path.name, glob)):
                 continue
@@ -106,6 +108,8 @@ class SearchTextTool:
         total = 0
         files = [top] if top.is_file() else walk_files(top)
         for path in files:
+            if self.workspace.hidden(path):  # secret files and links out: silently skipped
+                continue
             text = buffers.get(path.resolve()) if buffers else None
             if text is None:
                 text = _read_text_file(path)

@@ -1,0 +1,258 @@
+"""`SafetyPolicy`: the level, the rules and the classifier combined into one answer per
+command, file access or tool — allow, ask or deny, with the rule that decided. Pure: asking
+the user and recording the answer is `agent_lsp.permissions.CommandPolicy`'s job."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_lsp.safety.classify import Classifier
+from agent_lsp.safety.paths import PathGuard, Resolved
+from agent_lsp.safety.risk import (
+    COMMAND_LIFTS,
+    PATH_LIFTS,
+    Action,
+    Analysis,
+    Finding,
+    Part,
+    Risk,
+    level_action,
+)
+from agent_lsp.safety.rules import Rule, RuleSet
+from agent_lsp.settings import PermissionLevel
+
+__all__ = ["TOOL_KINDS", "Evaluation", "SafetyPolicy"]
+
+L0, L1, L2, L3 = PermissionLevel.L0, PermissionLevel.L1, PermissionLevel.L2, PermissionLevel.L3
+TOOL_KINDS = {
+    "edit_file": "edit",
+    "write_file": "edit",
+    "run_tests": "test",
+    "run_command": "command",
+    "remember": "notes",
+    "update_task": "notes",
+}
+_NO_ALWAYS = frozenset(
+    {Risk.SECRET, Risk.DESTRUCTIVE, Risk.FORBIDDEN, Risk.UNDECIDABLE, Risk.OUTSIDE}
+)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    action: Action
+    rule: str  # what decided: a rule's label, "level L2: ...", "policy: read-only"
+    reasons: tuple[str, ...] = ()
+    risks: frozenset[Risk] = frozenset()
+    network: bool = False  # the command may use the network once allowed
+    secret: bool = False  # secret files are involved (the sandbox then shows them)
+    always_ok: bool = True  # "Always allow" may be offered
+
+
+_READ_ONLY = (Action.ALLOW, "policy: read-only")
+
+
+def _worst(items: Iterable[tuple[Action, str]]) -> tuple[Action, str]:
+    """The strictest verdict (the first of equals, a named rule before plain read-only)."""
+    best = _READ_ONLY
+    for item in items:
+        if item[0].rank > best[0].rank or (best == _READ_ONLY and item[0] is Action.ALLOW):
+            best = item
+    return best
+
+
+class SafetyPolicy:
+    """Decides for one workspace at one level with one set of rules."""
+
+    def __init__(
+        self,
+        root: Path,
+        level: PermissionLevel = L2,
+        rules: RuleSet | None = None,
+        extra_roots: Iterable[Path] = (),
+        home: Path | None = None,
+        windows: bool | None = None,
+    ) -> None:
+        self.guard = PathGuard(root, extra_roots, home, windows)
+        self.level = level
+        self.rules = rules or RuleSet()
+        self.classifier = Classifier(self.guard)
+
+    @property
+    def root(self) -> Path:
+        return self.guard.root
+
+    def _rules(self, action: Action, tool: str) -> list[Rule]:
+        return [r for r in self.rules.of(action) if r.command is None and r.for_tool(tool)]
+
+    # ---- commands -----------------------------------------------------------------------
+    def command(self, command: str, cwd: Path | None = None, posix: bool = True) -> Evaluation:
+        """`posix=False`: the command runs in another shell (cmd, PowerShell), whose syntax
+        the classifier does not know — nothing then counts as read-only."""
+        analysis = self.classifier.analyze(command, cwd or self.root)
+        if not posix:
+            for part in analysis.parts:
+                part.findings.append(Finding(Risk.EXEC, "runs in a shell that is not POSIX"))
+        return self.judge(analysis)
+
+    def judge(self, analysis: Analysis) -> Evaluation:
+        tool = "run_command"
+        for rule in self._rules(Action.DENY, tool):
+            if rule.path is None:
+                return Evaluation(Action.DENY, rule.label, risks=analysis.risks)
+        verdicts: list[tuple[Action, str]] = []
+        unlifted: set[Risk] = set()
+        network = analysis.network
+        for rule in self._rules(Action.ASK, tool):
+            if rule.path is None:
+                verdicts.append((Action.ASK, rule.label))
+        if self.rules.broken:
+            verdicts.append((Action.ASK, "policy: a policy file has errors (fail closed)"))
+        for problem in analysis.problems:
+            risk = Risk.UNDECIDABLE
+            unlifted.add(risk)
+            verdicts.append((level_action(risk, self.level), f"level {self.level}: {problem}"))
+        for part in analysis.parts:
+            verdict, risks, net = self._part(part)
+            verdicts.append(verdict)
+            unlifted |= risks
+            network = network or net
+        action, rule = _worst(verdicts)
+        return Evaluation(
+            action,
+            rule,
+            tuple(analysis.reasons()),
+            analysis.risks,
+            network,
+            Risk.SECRET in analysis.risks,
+            not (unlifted & _NO_ALWAYS),
+        )
+
+    def _part(self, part: Part) -> tuple[tuple[Action, str], set[Risk], bool]:
+        forms = [part.argv, part.core, *part.aliases]
+        paths = [f.path for f in part.findings if f.path is not None]
+        trees = [f.path.path for f in part.findings if f.tree and f.path is not None]
+        for rule in self.rules.of(Action.DENY):
+            if any(rule.prefix(f) for f in forms) or self._path_rule(rule, paths, trees):
+                return (Action.DENY, rule.label), set(), False
+        allow, end = self._allow(part)
+        path_allows = self._rules(Action.ALLOW, "run_command")
+        verdicts: list[tuple[Action, str]] = []
+        unlifted: set[Risk] = set()
+        for f in part.findings:
+            if f.risk is Risk.READ:
+                continue
+            if allow is not None and f.risk in COMMAND_LIFTS and self.level in (L2, L3):
+                continue
+            if (
+                f.risk in PATH_LIFTS
+                and f.path is not None
+                and self._path_allowed(f.path, f.token, allow, end, path_allows)
+            ):
+                continue
+            unlifted.add(f.risk)
+            verdicts.append((level_action(f.risk, self.level), f"level {self.level}: {f.reason}"))
+        for rule in self.rules.of(Action.ASK):
+            if any(rule.prefix(f) for f in forms) or self._path_rule(rule, paths, trees):
+                verdicts.append((Action.ASK, rule.label))
+        verdict = _worst(verdicts)
+        if verdict[0] is Action.ALLOW and allow is not None and verdicts == []:
+            verdict = (Action.ALLOW, allow.label)
+        return verdict, unlifted, allow is not None and allow.network
+
+    def _path_allowed(
+        self,
+        res: Resolved,
+        token: int | None,
+        allow: Rule | None,
+        end: int,
+        path_allows: list[Rule],
+    ) -> bool:
+        """A path named inside a matching command rule's prefix, or allowed by a path rule."""
+        if allow is not None and token is not None and token < end:
+            return True
+        return any(r.path is not None and r.matches_path(res, self.guard) for r in path_allows)
+
+    def _allow(self, part: Part) -> tuple[Rule | None, int]:
+        """The longest allow rule matching the command as written (or without plain wrappers
+        such as timeout/nice), and the argv index where its prefix ends."""
+        best: tuple[Rule | None, int] = (None, 0)
+        for rule in self.rules.of(Action.ALLOW):
+            if rule.command is None:
+                continue
+            end = 0
+            if rule.prefix(part.argv):
+                end = len(rule.command)
+            elif part.plain_wrappers and rule.prefix(part.core):
+                end = part.core_start + len(rule.command)
+            if end and (best[0] is None or len(rule.command) > len(best[0].command or ())):
+                best = (rule, end)
+        return best
+
+    def _path_rule(self, rule: Rule, paths: list[Resolved], trees: list[Path]) -> bool:
+        """A path rule matching a path the command names, or a file under a folder it reads
+        recursively (a folder too big to walk counts as a match: fail closed)."""
+        if rule.path is None or not rule.for_tool("run_command"):
+            return False
+        if any(rule.matches_path(p, self.guard) for p in paths):
+            return True
+        for top in trees:
+            files = self.classifier.files_under(top) if top.is_dir() else []
+            if files is None or any(
+                rule.matches_path(self.guard.describe(f), self.guard) for f in files
+            ):
+                return True
+        return False
+
+    # ---- files and tools ----------------------------------------------------------------
+    def file(self, tool: str, res: Resolved, write: bool) -> Evaluation:
+        """A file tool reading or writing `res` (already known to be inside)."""
+        for rule in self._rules(Action.DENY, tool):
+            if rule.matches_path(res, self.guard):
+                return Evaluation(Action.DENY, rule.label)
+        if not res.inside:
+            return Evaluation(Action.DENY, f"policy: {res.raw} is outside the workspace")
+        if write and res.protected:
+            return Evaluation(Action.DENY, f"policy: {res.raw} may not be written by the agent")
+        if write and self.level is L0 and not self._tool_allowed(tool):
+            return Evaluation(Action.DENY, "level L0: read-only")
+        for rule in self._rules(Action.ASK, tool):
+            if rule.path is not None and rule.matches_path(res, self.guard):
+                return Evaluation(Action.ASK, rule.label, always_ok=False)
+        if res.secret:
+            for rule in self._rules(Action.ALLOW, tool):
+                if rule.path is not None and rule.matches_path(res, self.guard):
+                    return Evaluation(Action.ALLOW, rule.label, secret=True)
+            what = "write" if write else "read"
+            return Evaluation(
+                Action.ASK,
+                f"level {self.level}: {res.raw} is a secret file",
+                (f"secret: {what}s the secret file {res.raw}",),
+                frozenset({Risk.SECRET}),
+                secret=True,
+                always_ok=False,
+            )
+        return Evaluation(Action.ALLOW, "policy: inside the workspace")
+
+    def _tool_allowed(self, tool: str) -> bool:
+        return any(r.path is None for r in self._rules(Action.ALLOW, tool))
+
+    def tool(self, tool: str, read_only: bool) -> Evaluation:
+        """May the agent use this tool at all (tool rules, then the level)?"""
+        for action in (Action.DENY, Action.ASK):
+            for rule in self._rules(action, tool):
+                if rule.path is None:
+                    return Evaluation(action, rule.label, always_ok=False)
+        if self._tool_allowed(tool):
+            return Evaluation(Action.ALLOW, f"rule: allow tool {tool}")
+        kind = "read" if read_only else TOOL_KINDS.get(tool, "other")
+        if kind in ("read", "notes", "command"):
+            return Evaluation(Action.ALLOW, "policy: tool allowed")
+        if self.level is L0:
+            return Evaluation(Action.DENY, f"level L0: read-only ({tool} is not available)")
+        if kind in ("edit", "test") or self.level is L3:
+            return Evaluation(Action.ALLOW, f"level {self.level}: {tool} allowed")
+        if self.level is L1:
+            return Evaluation(Action.DENY, f"level L1: {tool} is not available")
+        return Evaluation(Action.ASK, f"level L2: {tool} has side effects")

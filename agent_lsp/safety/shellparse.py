@@ -1,0 +1,296 @@
+"""A bash parser for classification: splits a command line into its simple commands through
+`;`, `&&`, `||`, `&`, pipes, `{ }`, `( )`, `if`/`while`/`until`/`for`, `$(...)`, backticks,
+process substitution, here-docs and redirections, resolving quotes, escapes, line
+continuations and ANSI-C strings. What it cannot decide (case, `[[ ]]`, arithmetic commands,
+function definitions, arrays, unterminated quotes, too many parts, too deep) is reported in
+`Script.problems`; the caller treats such a command as undecidable (fail closed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agent_lsp.safety.shellexpand import lex_word, scan_substitutions
+from agent_lsp.safety.shellwords import (
+    Command,
+    ParseAbort,
+    Redirect,
+    Script,
+    Word,
+    suspicious_char,
+)
+
+__all__ = ["MAX_CHARS", "MAX_DEPTH", "MAX_PARTS", "Ctx", "Parser", "parse"]
+
+MAX_CHARS = 10_000
+MAX_PARTS = 50
+MAX_DEPTH = 8
+_PARSE_CAP = 100_000  # longer input is not even parsed
+
+_OPS = (
+    *("&&", "||", ";;&", ";;", ";&", "|&", "&>>", "&>", "<<<", "<<-", "<<", "<>", "<&"),
+    *(">>", ">|", ">&", ";", "&", "|", "<", ">", "(", ")"),
+)
+_REDIRS = frozenset({">", ">>", ">|", "<", "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<"})
+_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n"})
+_META = frozenset(" \t\n;&|<>()")
+_OPENERS = frozenset({"!", "time", "{", "if", "then", "elif", "else", "while", "until", "do"})
+_CLOSERS = frozenset({"}", "fi", "done"})
+_UNSUPPORTED = frozenset({"case", "esac", "select", "coproc", "[[", "]]", "function", "in"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_FD = re.compile(r"\d+(?=[<>])")
+_NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}(?=[<>])")
+
+
+class Ctx:
+    def __init__(self, home: str, pwd: str) -> None:
+        self.home = home
+        self.pwd = pwd
+        self.commands: list[Command] = []
+        self.problems: list[str] = []
+        self.pipelines = 0
+
+    def problem(self, text: str) -> None:
+        if text not in self.problems:
+            self.problems.append(text)
+
+
+def parse(text: str, home: Path | str = "~", pwd: Path | str = ".") -> Script:
+    """Every simple command of `text`, flattened in the order bash would meet them."""
+    ctx = Ctx(str(home), str(pwd))
+    if len(text) > MAX_CHARS:
+        ctx.problem(f"longer than {MAX_CHARS} characters")
+    if (bad := suspicious_char(text)) is not None:
+        ctx.problem(f"invisible or control character {bad}")
+    if len(text) <= _PARSE_CAP:
+        try:
+            Parser(text, ctx, 0, "top").parse_all()
+        except ParseAbort as exc:
+            ctx.problem(str(exc))
+        except RecursionError:
+            ctx.problem("nested too deeply")
+    if len(ctx.commands) > MAX_PARTS:
+        ctx.problem(f"more than {MAX_PARTS} sub-commands")
+    return Script(ctx.commands, ctx.problems)
+
+
+class Parser:
+    def __init__(self, text: str, ctx: Ctx, depth: int, context: str) -> None:
+        if depth > MAX_DEPTH:
+            raise ParseAbort(f"nested more than {MAX_DEPTH} levels deep")
+        self.s = text
+        self.i = 0
+        self.ctx = ctx
+        self.depth = depth
+        self.context = context
+        self.heredocs: list[tuple[str, bool, bool, Redirect]] = []
+        self.peeked: tuple[int, int, tuple[str, str, Word | None]] | None = None
+
+    # ---- structure -------------------------------------------------------------------
+    def parse_all(self) -> None:
+        stop = self.parse_list(frozenset())
+        if stop != "eof":
+            raise ParseAbort(f"unexpected {stop!r}")
+
+    def parse_list(self, stops: frozenset[str]) -> str:
+        """Commands until EOF or one of `stops` (an operator); returns what stopped it."""
+        while True:
+            kind, text, _ = self.peek()
+            if kind == "eof":
+                return "eof"
+            if kind == "op" and text in stops:
+                self.take()
+                return text
+            if kind == "op" and text in (";;", ";&", ";;&"):
+                raise ParseAbort("case statements are not supported")
+            if kind == "op" and text in _SEPARATORS:
+                self.take()
+                continue
+            if kind == "op" and text == ")":
+                raise ParseAbort("unexpected ')'")
+            self.ctx.pipelines += 1
+            self.parse_command(self.ctx.pipelines)
+
+    def parse_command(self, pipeline: int) -> None:
+        cmd = Command(depth=self.depth, context=self.context, pipeline=pipeline)
+        while True:
+            kind, text, word = self.peek()
+            if kind == "eof" or (kind == "op" and text in _SEPARATORS | {")"}):
+                break
+            if kind == "op" and text == "(":
+                if cmd.words or cmd.assigns or cmd.redirects:
+                    raise ParseAbort("unexpected '(' (arrays and function definitions unsupported)")
+                self.take()
+                if self.peek()[1] == "(":
+                    raise ParseAbort("arithmetic commands (( )) are not supported")
+                self.sub_list(")", "subshell")
+                continue
+            if kind == "op" and text in _REDIRS:
+                self.take()
+                cmd.redirects.append(self.redirect(text, word))
+                continue
+            if kind == "op":
+                raise ParseAbort(f"unexpected {text!r}")
+            assert word is not None
+            self.take()
+            if not cmd.words and self.reserved(word, cmd):
+                continue
+            match = _ASSIGN.match(word.raw)
+            if not cmd.words and match:
+                if self.peek()[1] == "(":
+                    raise ParseAbort("array assignments are not supported")
+                value = word.value.split("=", 1)[1]
+                if value.startswith("~"):
+                    value = self.ctx.home + value[1:] if value[1:2] in ("", "/", ":") else value
+                assigned = Word(word.raw, value, word.dynamic, variable=word.variable)
+                cmd.assigns.append((match.group(1), assigned))
+                continue
+            if cmd.words == [] and self.peek()[1] == "(" and _NAME.fullmatch(word.raw):
+                raise ParseAbort("function definitions are not supported")
+            cmd.words.append(word)
+        if cmd.words or cmd.assigns or cmd.redirects:
+            self.ctx.commands.append(cmd)
+
+    def reserved(self, word: Word, cmd: Command) -> bool:
+        """Handle a reserved word in command position; True when it was one."""
+        if word.raw != word.value or cmd.assigns or cmd.redirects:
+            return False
+        name = word.value
+        if name in _OPENERS:
+            following = self.peek()[2]
+            if name == "time" and following is not None and following.raw == "-p":
+                self.take()
+            return True
+        if name in _CLOSERS:
+            return True
+        if name in _UNSUPPORTED:
+            raise ParseAbort(f"'{name}' is not supported")
+        if name == "for":
+            self.for_header()
+            return True
+        return False
+
+    def for_header(self) -> None:
+        kind, text, word = self.take()
+        if kind == "op" and text == "(":
+            raise ParseAbort("arithmetic for loops are not supported")
+        if word is None or not _NAME.fullmatch(word.value):
+            raise ParseAbort("malformed for loop")
+        while self.peek()[1] == "\n":
+            self.take()
+        kind, text, word = self.peek()
+        if word is not None and word.raw == "in":
+            self.take()
+            while True:
+                kind, text, word = self.peek()
+                if kind == "eof" or (kind == "op" and text in (";", "\n")):
+                    break
+                if word is None:
+                    raise ParseAbort("malformed for loop")
+                self.take()
+
+    def sub_list(self, close: str, context: str) -> None:
+        if self.depth + 1 > MAX_DEPTH:
+            raise ParseAbort(f"nested more than {MAX_DEPTH} levels deep")
+        saved = (self.depth, self.context)
+        self.depth, self.context = self.depth + 1, context
+        try:
+            if self.parse_list(frozenset({close})) != close:
+                raise ParseAbort(f"missing {close!r}")
+        finally:
+            self.depth, self.context = saved
+
+    def sub_text(self, text: str, context: str) -> None:
+        Parser(text, self.ctx, self.depth + 1, context).parse_all()
+
+    def redirect(self, op: str, fd_word: Word | None) -> Redirect:
+        fd = int(fd_word.value) if fd_word is not None else None
+        _, _, target = self.take()
+        if target is None:
+            raise ParseAbort(f"redirection {op} without a target")
+        if op in ("<<", "<<-"):
+            quoted = any(q in target.raw for q in "'\"\\")
+            red = Redirect(op, fd, target)
+            self.heredocs.append((target.value, op == "<<-", quoted, red))
+            return red
+        return Redirect(op, fd, target)
+
+    # ---- tokens ------------------------------------------------------------------------
+    def peek(self) -> tuple[str, str, Word | None]:
+        """The next token, lexed once (lexing parses substitutions, which records commands)."""
+        if self.peeked is None or self.peeked[0] != self.i:
+            start = self.i
+            token = self._token(consume_heredocs=False)
+            self.peeked = (start, self.i, token)
+            self.i = start
+        return self.peeked[2]
+
+    def take(self) -> tuple[str, str, Word | None]:
+        if self.peeked is not None and self.peeked[0] == self.i:
+            _, self.i, token = self.peeked
+            self.peeked = None
+            if token[:2] == ("op", "\n"):
+                self.read_heredocs()
+            return token
+        return self._token(consume_heredocs=True)
+
+    def _token(self, consume_heredocs: bool) -> tuple[str, str, Word | None]:
+        s = self.s
+        while self.i < len(s):
+            ch = s[self.i]
+            if ch in " \t":
+                self.i += 1
+            elif s.startswith("\\\n", self.i):
+                self.i += 2
+            elif ch == "#":
+                while self.i < len(s) and s[self.i] != "\n":
+                    self.i += 1
+            else:
+                break
+        if self.i >= len(s):
+            return ("eof", "", None)
+        if s[self.i] == "\n":
+            self.i += 1
+            if consume_heredocs:
+                self.read_heredocs()
+            return ("op", "\n", None)
+        if _NAMED_FD.match(s, self.i):
+            raise ParseAbort("named file-descriptor redirections are not supported")
+        fd = _FD.match(s, self.i)
+        fd_word = None
+        if fd:
+            self.i = fd.end()
+            fd_word = Word(fd.group(), fd.group())
+        if s.startswith(("<(", ">("), self.i) and fd_word is None:
+            return ("word", "", self.procsub())
+        for op in _OPS:
+            if s.startswith(op, self.i):
+                self.i += len(op)
+                return ("op", op, fd_word)
+        return ("word", "", lex_word(self))
+
+    def read_heredocs(self) -> None:
+        pending, self.heredocs = self.heredocs, []
+        for delim, strip, quoted, red in pending:
+            lines: list[str] = []
+            while True:
+                if self.i >= len(self.s):
+                    raise ParseAbort(f"here-document {delim!r} is not terminated")
+                end = self.s.find("\n", self.i)
+                end = len(self.s) if end < 0 else end
+                line = self.s[self.i : end]
+                self.i = min(end + 1, len(self.s))
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
+                lines.append(line)
+            red.body.append("\n".join(lines) + "\n")
+            if not quoted:
+                scan_substitutions(self, "\n".join(lines), "heredoc")
+
+    def procsub(self) -> Word:
+        self.i += 2
+        self.sub_list(")", "<()" if self.s[self.i - 2] == "<" else ">()")
+        if self.i < len(self.s) and self.s[self.i] not in _META:
+            raise ParseAbort("text glued to a process substitution")
+        return Word("<(...)", "/dev/fd/63", procsub=True)
