@@ -67,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     undo.add_argument("--all", action="store_true", help="every step of the task")
     undo.add_argument("--task", help="the task id (default: the latest with changes)")
     undo.add_argument("--force", action="store_true", help="overwrite later changes")
+
+    trust = sub.add_parser(
+        "trust", help="trust this workspace's .agent-lsp/config.toml and policy.toml allow rules"
+    )
+    _project_args(trust)
+    trust.add_argument("--remove", action="store_true", help="stop trusting it")
+    trust.add_argument("--list", action="store_true", help="list the trusted workspaces")
     return parser
 
 
@@ -131,4 +138,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "undo":
         steps = None if args.all else args.steps
         return asyncio.run(memory_commands.undo(args.root, steps, args.task, args.force))
+    if args.command == "trust":
+        return _trust(args.root, remove=args.remove, listing=args.list)
     return EXIT_USAGE
+
+
+def _trust(root: Path, *, remove: bool, listing: bool) -> int:
+    from agent_lsp.safety.trust import TrustStore
+
+    store = TrustStore()
+    if listing:
+        for entry in store.trusted():
+            print(entry)
+        return EXIT_OK
+    if remove:
+        done = store.untrust(root)
+        print(f"agent-lsp: {root.resolve()} is {'no longer' if done else 'not'} trusted")
+        return EXIT_OK
+    print(f"agent-lsp: trusted {store.trust(root)}")
+    print("its .agent-lsp/config.toml and the allow rules of .agent-lsp/policy.toml now apply")
+    return EXIT_OK

@@ -17,10 +17,13 @@ from agent_lsp.memory import (
     ResumeOffer,
     UndoReport,
 )
-from agent_lsp.messages import TaskOutcome
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
 from agent_lsp.project import project_status
+from agent_lsp.safety.decision import Decision
+from agent_lsp.safety.setup import build_policy
+from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.symbols import SymbolIndex, repo_map
@@ -82,6 +85,8 @@ class Session:
         self._profile: str | None = None
         self._raw_model: Model | None = None
         self.memory = ProjectMemory(self.root)
+        self.safety = build_policy(self.root, settings)
+        self._safety_told = False
 
     @property
     def model(self) -> Model:
@@ -96,7 +101,28 @@ class Session:
             self._raw_model = self._base_model or make_model(self.settings)
         return self._raw_model
 
+    def gate(self, channel: EditorChannel) -> CommandPolicy:
+        """The permission gate of one task: the session's policy, the user's "always allow"
+        answers, and every decision recorded in the session log."""
+
+        def record(decision: Decision) -> None:
+            self.memory.log.record("decision", "policy", **decision.model_dump(mode="json"))
+
+        return CommandPolicy(
+            channel, self.always_allowed, engine=self.safety.engine, on_decision=record
+        )
+
+    async def tell_safety(self, channel: EditorChannel) -> None:
+        """Notices about the policy (sandbox missing, L3 without an allowlist), once."""
+        if self._safety_told:
+            return
+        self._safety_told = True
+        for message in self.safety.messages:
+            await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+
     def update_settings(self, settings: Settings) -> None:
+        self.safety = build_policy(self.root, settings)
+        self._safety_told = False
         if settings.model != self.settings.model:
             self._model = None
             if self._base_model is None:
@@ -122,9 +148,9 @@ class Session:
 
     def tools(self, workspace: Workspace, channel: EditorChannel) -> list[Tool]:
         """Every tool of the contract, in the order the model sees them."""
-        policy = CommandPolicy(channel, self.always_allowed)
+        policy = workspace.policy
         timeout = self.settings.tool_timeout
-        return [
+        tools: list[Tool] = [
             ReadFileTool(workspace),
             ListFilesTool(workspace),
             SearchTextTool(workspace),
@@ -132,13 +158,14 @@ class Session:
             EditFileTool(workspace),
             WriteFileTool(workspace),
             RunTestsTool(workspace, self.verifier),
-            RunCommandTool(workspace, self.shell, policy, timeout),
+            RunCommandTool(workspace, self.shell, policy, timeout, self.safety.sandbox),
             GitStatusTool(workspace),
             GitDiffTool(workspace),
             GetDiagnosticsTool(workspace, self.diagnostics),
             RememberTool(workspace),
             UpdateTaskTool(workspace),
         ]
+        return guard_tools(tools, policy)
 
     async def repo_map(self, task: Task, channel: EditorChannel) -> str:
         """A token-budgeted map of the project, the task's file and named symbols first."""
@@ -162,7 +189,7 @@ class Session:
     ) -> Agent:
         """An agent for one task; `read_only` (explain) gets only the tools that change nothing
         and is done when it answers."""
-        workspace = Workspace(self.root, channel)
+        workspace = Workspace(self.root, channel, self.gate(channel))
         tools = self.tools(workspace, channel)
         if read_only:
             tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
@@ -191,6 +218,7 @@ class Session:
             if checkpoint is None:
                 raise AgentLspError("no interrupted task to resume")
             task = checkpoint.task
+        await self.tell_safety(channel)
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
         agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN)
         options = self.settings.memory
@@ -242,7 +270,7 @@ class Session:
         force: bool = False,
     ) -> UndoReport:
         """Revert the agent's last `steps` steps (None: the whole task), through the editor."""
-        workspace = Workspace(self.root, channel)
+        workspace = Workspace(self.root, channel, self.gate(channel))
         return await self.memory.undo(workspace, steps, task_id, force)
 
     def close(self) -> None:

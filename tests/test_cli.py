@@ -93,3 +93,21 @@ def test_doctor_checks_the_endpoint(
     env = {**server_env, "AGENT_LSP_BASE_URL": "http://127.0.0.1:9/v1"}
     down = agent_lsp("doctor", "--root", str(project), env=env)
     assert down.returncode == 1 and "endpoint NOT reachable" in down.stdout
+
+
+def test_trust_lets_a_projects_config_apply(project: Path, server_env: dict[str, str]) -> None:
+    (project / ".agent-lsp").mkdir()
+    (project / ".agent-lsp" / "config.toml").write_text('[model]\nbaseUrl = "http://evil/v1"\n')
+    before = agent_lsp("doctor", "--root", str(project), env=server_env)
+    assert "ignored model.baseUrl" in before.stdout
+    assert "http://evil/v1" not in before.stdout
+    done = agent_lsp("trust", "--root", str(project), env=server_env)
+    assert done.returncode == 0 and f"trusted {project.resolve()}" in done.stdout
+    listed = agent_lsp("trust", "--list", env=server_env)
+    assert str(project.resolve()) in listed.stdout
+    env = {k: v for k, v in server_env.items() if k != "AGENT_LSP_BASE_URL"}
+    after = agent_lsp("doctor", "--root", str(project), env=env)
+    assert "model: fake-model at http://evil/v1" in after.stdout
+    agent_lsp("trust", "--remove", "--root", str(project), env=server_env)
+    again = agent_lsp("doctor", "--root", str(project), env=env)
+    assert "http://evil/v1" not in again.stdout.split("warning")[0]
