@@ -244,6 +244,7 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
         "agentLsp.server.args": ["-m", "agent_lsp", "serve"],
         "agentLsp.trace.server": "verbose",
         "agentLsp.maxSteps": 10,
+        "agentLsp.model.maxRetries": 0,
     }
 
     seen = run_host(built, "task", project, server_env, settings)
@@ -255,7 +256,9 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
         "arguments": [{"task": "make the failing test pass"}],
     }
     assert calc.read_text() == before.replace(BUG, FIX)
-    assert len(fake_openai.requests) == 4
+    # Four for the task; then Agent: Remember... asks the model once to distil the note.
+    assert len(fake_openai.requests) == 5
+    assert fake_openai.requests[4]["messages"][0]["content"].startswith("You distil")
     texts = [m["text"] for m in seen["messages"]]
     levels = {m["level"] for m in seen["messages"]}
     assert "error" not in levels, seen["messages"]
@@ -294,13 +297,14 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
     # Settings: only what the user set reaches the server, never the extension's own keys.
     params = _sent(seen, "initialize")
     assert len(params) == 2  # agentLsp.server.args changed: the server was restarted
+    user = {"maxSteps": 10, "model": {"maxRetries": 0}}
     assert [p["initializationOptions"] for p in params] == [
-        {"maxSteps": 10},
-        {"maxSteps": 10, "tests": {"runOnSave": True}},
+        user,
+        {**user, "tests": {"runOnSave": True}},
     ]
     changes = [c["settings"] for c in _sent(seen, "workspace/didChangeConfiguration")]
-    assert changes[0] == {"agentLsp": {"maxSteps": 10}}
-    assert {"agentLsp": {"maxSteps": 10, "tests": {"runOnSave": True}}} in changes
+    assert changes[0] == {"agentLsp": user}
+    assert {"agentLsp": {**user, "tests": {"runOnSave": True}}} in changes
 
 
 @pytest.mark.editor
