@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ class Scenario:
     bug: str
     fix: str
     message: str  # the diagnostic the user asked about
+    naive_tests: tuple[str, ...] = ("{python}", "-m", "pytest", "-vv", "-p", "no:cacheprovider")
+    node: bool = False  # needs jest in node_modules
 
 
 def _module(index: int, functions: int) -> str:
@@ -110,20 +113,178 @@ def _scenario(name: str, modules: int, functions: int, big: int = 0) -> Scenario
     )
 
 
+def _js_module(index: int, functions: int) -> str:
+    body = [f"// Helpers for area {index}: parsing, scoring and formatting records.\n"]
+    for n in range(functions):
+        body.append(
+            f"""
+/** Weighted score of `values` for rule {n} of area {index}. */
+function score{index}_{n}(values, weight = 1) {{
+  if (values.length === 0) return 0;
+  let total = 0;
+  values.forEach((value, position) => {{
+    total += value * weight * (1 + (position % {n + 2}));
+  }});
+  return Number((total / values.length).toFixed({n % 4 + 1}));
+}}
+"""
+        )
+    names = ", ".join(f"score{index}_{n}" for n in range(functions))
+    return "".join(body) + f"\nmodule.exports = {{ {names} }};\n"
+
+
+def _js_scenario(name: str, modules: int, functions: int) -> Scenario:
+    files = {f"src/area{i}.js": _js_module(i, functions) for i in range(modules)}
+    files["src/stats.js"] = textwrap.dedent(
+        """
+        /** The middle value of a non-empty array. */
+        function median(values) {
+          const ordered = [...values].sort((a, b) => a - b);
+          const middle = Math.floor(ordered.length / 2);
+          if (ordered.length % 2) return ordered[middle];
+          return (ordered[middle - 1] + ordered[middle + 1]) / 2;
+        }
+
+        module.exports = { median };
+        """
+    )
+    files["tests/stats.test.js"] = textwrap.dedent(
+        """
+        const { median } = require("../src/stats");
+
+        test("odd", () => expect(median([3, 1, 2])).toBe(2));
+        test("even", () => expect(median([4, 1, 3, 2])).toBe(2.5));
+        """
+    )
+    files["package.json"] = json.dumps(
+        {
+            "name": name,
+            "private": True,
+            "scripts": {"test": "jest"},
+            "devDependencies": {"jest": "30.2.0"},
+        },
+        indent=2,
+    )
+    return Scenario(
+        name=name,
+        files=files,
+        path="src/stats.js",
+        bug="  return (ordered[middle - 1] + ordered[middle + 1]) / 2;\n",
+        fix="  return (ordered[middle - 1] + ordered[middle]) / 2;\n",
+        message="median([4, 1, 3, 2]) returned 3.5, expected 2.5",
+        naive_tests=("node_modules/.bin/jest", "--verbose"),
+        node=True,
+    )
+
+
+def _go_scenario(name: str, modules: int, functions: int) -> Scenario:
+    files: dict[str, str] = {"go.mod": "module example.com/stats\n\ngo 1.19\n"}
+    for i in range(modules):
+        funcs = "".join(
+            f"""
+// Score{i}x{n} is the weighted score of values for rule {n} of area {i}.
+func Score{i}x{n}(values []float64, weight float64) float64 {{
+    if len(values) == 0 {{
+        return 0
+    }}
+    total := 0.0
+    for position, value := range values {{
+        total += value * weight * float64(1+position%{n + 2})
+    }}
+    return total / float64(len(values))
+}}
+"""
+            for n in range(functions)
+        )
+        files[f"area{i}.go"] = f"package stats\n{funcs}"
+    files["median.go"] = textwrap.dedent(
+        """
+        package stats
+
+        import "sort"
+
+        // Median is the middle value of a non-empty slice.
+        func Median(values []float64) float64 {
+            ordered := append([]float64(nil), values...)
+            sort.Float64s(ordered)
+            middle := len(ordered) / 2
+            if len(ordered)%2 == 1 {
+                return ordered[middle]
+            }
+            return (ordered[middle-1] + ordered[middle+1]) / 2
+        }
+        """
+    )
+    files["median_test.go"] = textwrap.dedent(
+        """
+        package stats
+
+        import "testing"
+
+        func TestOdd(t *testing.T) {
+            if got := Median([]float64{3, 1, 2}); got != 2 {
+                t.Fatalf("Median odd = %v, want 2", got)
+            }
+        }
+
+        func TestEven(t *testing.T) {
+            if got := Median([]float64{4, 1, 3, 2}); got != 2.5 {
+                t.Fatalf("Median even = %v, want 2.5", got)
+            }
+        }
+        """
+    )
+    return Scenario(
+        name=name,
+        files=files,
+        path="median.go",
+        bug="    return (ordered[middle-1] + ordered[middle+1]) / 2\n",
+        fix="    return (ordered[middle-1] + ordered[middle]) / 2\n",
+        message="Median even = 3.5, want 2.5",
+        naive_tests=("go", "test", "-v", "./..."),
+    )
+
+
 SCENARIOS = [
     _scenario("py-small", modules=2, functions=3),
     _scenario("py-medium", modules=6, functions=8),
     _scenario("py-large", modules=12, functions=12),
     _scenario("py-long-file", modules=3, functions=4, big=40),
     _scenario("py-many-modules", modules=25, functions=5),
+    _js_scenario("js-medium", modules=6, functions=8),
+    _js_scenario("js-large", modules=14, functions=10),
+    _go_scenario("go-medium", modules=6, functions=8),
+    _go_scenario("go-large", modules=14, functions=10),
 ]
+JEST_CACHE = Path(tempfile.gettempdir()) / "agent-lsp-bench-jest"
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
+def _jest_modules() -> Path | None:
+    """jest installed once into a cache folder, shared by the JS scenarios."""
+    modules = JEST_CACHE / "node_modules"
+    if (modules / ".bin" / "jest").exists():
+        return modules
+    if shutil.which("npm") is None:
+        return None
+    JEST_CACHE.mkdir(parents=True, exist_ok=True)
+    (JEST_CACHE / "package.json").write_text('{"private": true}')
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "jest@30.2.0"],
+        cwd=JEST_CACHE,
+        capture_output=True,
+        check=False,
+    )
+    return modules if (modules / ".bin" / "jest").exists() else None
+
+
+def _write(root: Path, s: Scenario) -> None:
+    for rel, text in s.files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    modules = _jest_modules() if s.node else None
+    if modules is not None:
+        (root / "node_modules").symlink_to(modules)
 
 
 def _bug_line(s: Scenario) -> int:
@@ -195,13 +356,8 @@ def naive(s: Scenario, root: Path) -> list[int]:
             path.write_text(path.read_text().replace(s.bug, s.fix, 1))
             history.append("ok")
         else:
-            run = subprocess.run(
-                [sys.executable, "-m", "pytest", "-vv", "-p", "no:cacheprovider"],
-                cwd=root,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            argv = [a.replace("{python}", sys.executable) for a in s.naive_tests]
+            run = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
             history.append(run.stdout + run.stderr)
     tokens.append(sum(len(h) for h in history) // 4 + tools)
     return tokens
@@ -211,9 +367,14 @@ async def main() -> None:
     rows: list[dict[str, object]] = []
     print(f"{'scenario':<18}{'files':>6}{'ours':>9}{'naive':>9}{'saved':>8}  outcome")
     for s in SCENARIOS:
+        if (s.node and _jest_modules() is None) or (
+            s.naive_tests[0] == "go" and shutil.which("go") is None
+        ):
+            print(f"{s.name:<18} skipped (toolchain missing)")
+            continue
         with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-            _write(Path(a), s.files)
-            _write(Path(b), s.files)
+            _write(Path(a), s)
+            _write(Path(b), s)
             mine, status = await ours(s, Path(a))
             base = naive(s, Path(b))
         saved = 1 - sum(mine) / sum(base)
