@@ -4,13 +4,20 @@ It registers one handler, textDocument/codeAction, which returns one trivial qui
 diagnostic in the request's context. Text synchronisation (didOpen/didChange/didClose) is pygls'
 built-in document store, exactly as in agent-lsp. Nothing else: no settings, no session.
 
-Run: `python bench/bare_server.py` (stdio).
+With `--no-document-store`, didChange changes are dropped (pygls' `TextDocument.apply_change`
+does nothing): what is left is the cost of pygls' transport and dispatch per message, i.e. the
+most edits per second any document store can reach over pygls' stdio transport.
+
+Run: `python bench/bare_server.py [--no-document-store]` (stdio).
 """
 
 from __future__ import annotations
 
+import sys
+
 from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 server = LanguageServer("bare-pygls", "0.1.0")
 
@@ -30,5 +37,11 @@ def code_action(ls: LanguageServer, params: t.CodeActionParams) -> list[t.CodeAc
     ]
 
 
+def _drop_change(self: TextDocument, change: t.TextDocumentContentChangeEvent) -> None:
+    """--no-document-store: the change is not applied."""
+
+
 if __name__ == "__main__":
+    if "--no-document-store" in sys.argv[1:]:
+        TextDocument.apply_change = _drop_change  # type: ignore[method-assign]
     server.start_io()

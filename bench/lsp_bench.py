@@ -1,11 +1,16 @@
-"""Benchmark agent-lsp's language server against a bare pygls server, side by side in one run.
+"""Benchmark agent-lsp's language server side by side with a bare pygls server and GitHub
+Copilot's language server, and agent-lsp's proxy mode against the server it wraps, in one run.
 
-Figures (see bench/README.md): start-up time to the `initialize` response, idle resident memory
-with a big buffer open, textDocument/codeAction latency (median, p99) with a 5,000-line and a
-20,000-line buffer, and the import-time difference between the two servers.
+Figures (see bench/README.md): start-up to the `initialize` response; idle resident memory with a
+big buffer open; textDocument/codeAction latency (median, p99) with 5,000- and 20,000-line
+buffers, idle and while an agent task runs in our server (a fake OpenAI-compatible model keeps
+the task busy with tool rounds); incremental didChange throughput on the 20,000-line buffer;
+per-message overhead of `agent-lsp serve --wrap -- pylsp` against pylsp alone (hover and
+codeAction round trips); the import-time difference between ours and the bare server; with
+`--profile`, where our server spends the time (py-spy samples and event-loop stalls).
 
-The servers are driven by the small asyncio JSON-RPC client below (Content-Length framing over
-the child's stdin/stdout); every wait has a timeout and every child is killed at the end.
+The servers are driven by the asyncio JSON-RPC client in `lsp_client.py`; every wait has a
+timeout and every process group a run started is killed at the end, also on errors and Ctrl+C.
 
 Run: `bench/run.sh` (or `.venv/bin/python bench/lsp_bench.py --help`).
 """
@@ -15,688 +20,173 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import os
 import platform
-import random
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from lsp_client import (
+    CLOCK_TICKS,
+    REAPER,
+    LspClient,
+    Response,
+    ServerError,
+    cpu_ticks,
+    tree_memory,
+    wait_quiet,
+)
+from lsp_profile import PySpy, ensure_py_spy, read_stalls, summarize_stacks, summarize_stalls
+from lsp_workloads import (
+    code_action_params,
+    did_change,
+    generate_python,
+    hover_positions,
+    initialize_params,
+    insert_plan,
+)
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 RESULTS_PATH = BENCH_DIR / "results" / "lsp.json"
+SAMPLE_PROJECT = REPO_ROOT / "agent_lsp" / "demo" / "sample"
 
-OURS, BARE = "ours", "bare"
+OURS, BARE, COPILOT = "ours", "bare", "copilot"
+DIRECT, PROXY = "pylsp", "proxy"
+FLOOR = "floor"  # the bare server with a no-op document store (didChange runs only)
+LABELS = {
+    OURS: "ours",
+    BARE: "bare pygls",
+    COPILOT: "Copilot",
+    DIRECT: "pylsp",
+    PROXY: "agent-lsp --wrap pylsp",
+    FLOOR: "bare pygls, no document store",
+}
+COPILOT_PACKAGE = "@github/copilot-language-server"
+COPILOT_VERSION = "1.539.0"
 NO_MODEL_URL = "http://127.0.0.1:9/v1"  # discard port: nothing listens, nothing is contacted
-STREAM_LIMIT = 16 * 1024 * 1024
+CANCEL_TITLE = "Cancel agent task"
+
+# The targets of the issue; `met()` compares against them.
+TARGET_TASK_P99_MS = 5.0
+TARGET_EDITS_PER_S = 1000.0
+TARGET_STARTUP_RATIO = 1.2
+TARGET_IDLE_RSS_KIB = 80 * 1000 * 1000 / 1024  # 80 MB = 76.3 MiB
 
 Json = dict[str, Any]
 
-
-# --------------------------------------------------------------------------- JSON-RPC client
-
-
-class ServerError(RuntimeError):
-    """The server died, answered with an error, or did not answer in time."""
-
-
-@dataclass
-class Response:
-    result: Any
-    sent_ns: int
-    received_ns: int
-
-    @property
-    def elapsed_ms(self) -> float:
-        return (self.received_ns - self.sent_ns) / 1e6
+# The failing test of the sample project, as a test runner would report it.
+FIX_DIAGNOSTIC: Json = {
+    "range": {"start": {"line": 9, "character": 4}, "end": {"line": 9, "character": 42}},
+    "message": "average([2, 4, 6]) returned 3.0, expected 4",
+    "source": "pytest",
+    "severity": 1,
+}
 
 
-@dataclass
-class LspClient:
-    """One language-server child process and a minimal LSP client talking to it over stdio."""
-
-    name: str
-    proc: asyncio.subprocess.Process
-    spawned_ns: int
-    pending: dict[int, asyncio.Future[tuple[Json, int]]] = field(default_factory=dict)
-    notifications: dict[str, int] = field(default_factory=dict)
-    stderr_tail: bytearray = field(default_factory=bytearray)
-    next_id: int = 1
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    dead: str | None = None
-
-    @classmethod
-    async def spawn(
-        cls, name: str, argv: Sequence[str], env: dict[str, str], cwd: Path
-    ) -> LspClient:
-        spawned_ns = time.perf_counter_ns()
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            limit=STREAM_LIMIT,
-        )
-        client = cls(name, proc, spawned_ns)
-        client.tasks = [
-            asyncio.create_task(client._read_messages()),
-            asyncio.create_task(client._drain_stderr()),
-        ]
-        return client
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _write(self, message: Json) -> None:
-        if self.dead is not None or self.proc.stdin is None or self.proc.stdin.is_closing():
-            raise ServerError(f"{self.name}: cannot write, server is gone ({self.dead})")
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-
-    async def request(self, method: str, params: Any, timeout: float = 10.0) -> Response:
-        """Send a request and wait for its response; `received_ns` is taken when it was read."""
-        request_id = self.next_id
-        self.next_id += 1
-        future: asyncio.Future[tuple[Json, int]] = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
-        sent_ns = time.perf_counter_ns()
-        try:
-            self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            message, received_ns = await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            raise ServerError(
-                f"{self.name}: no response to {method} within {timeout} s{self._stderr_hint()}"
-            ) from None
-        finally:
-            self.pending.pop(request_id, None)
-        if "error" in message:
-            raise ServerError(f"{self.name}: {method} failed: {message['error']}")
-        return Response(message.get("result"), sent_ns, received_ns)
-
-    def notify(self, method: str, params: Any) -> None:
-        self._write({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def _read_messages(self) -> None:
-        reader = self.proc.stdout
-        assert reader is not None
-        try:
-            while True:
-                header = await reader.readuntil(b"\r\n\r\n")
-                length = _content_length(header)
-                body = await reader.readexactly(length)
-                received_ns = time.perf_counter_ns()
-                self._dispatch(json.loads(body), received_ns)
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            self._die(f"stdout closed ({type(exc).__name__})")
-        except Exception as exc:
-            self._die(f"protocol error: {exc!r}")
-            raise
-
-    def _dispatch(self, message: Json, received_ns: int) -> None:
-        method = message.get("method")
-        if method is None:  # a response to one of our requests
-            future = self.pending.get(message.get("id", -1))
-            if future is not None and not future.done():
-                future.set_result((message, received_ns))
-        elif "id" in message:  # a request from the server: answer like an agreeable editor
-            self._write({"jsonrpc": "2.0", "id": message["id"], "result": _reply_to(message)})
-        else:
-            self.notifications[method] = self.notifications.get(method, 0) + 1
-
-    async def _drain_stderr(self) -> None:
-        stream = self.proc.stderr
-        assert stream is not None
-        while chunk := await stream.read(65536):
-            self.stderr_tail += chunk
-            del self.stderr_tail[:-8192]
-
-    def _die(self, reason: str) -> None:
-        self.dead = reason
-        for future in self.pending.values():
-            if not future.done():
-                future.set_exception(ServerError(f"{self.name}: {reason}{self._stderr_hint()}"))
-
-    def _stderr_hint(self) -> str:
-        text = self.stderr_tail.decode(errors="replace").strip()
-        return f"\n--- {self.name} stderr (tail) ---\n{text[-2000:]}" if text else ""
-
-    async def shutdown(self, timeout: float = 5.0) -> None:
-        """Polite LSP shutdown + exit; kill if the server does not go within `timeout`."""
-        with contextlib.suppress(ServerError, OSError):
-            await self.request("shutdown", None, timeout)
-            self.notify("exit", None)
-        await self.kill(grace=timeout)
-
-    async def kill(self, grace: float = 0.0) -> None:
-        if self.proc.returncode is None and grace > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), grace)
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), 5.0)
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
-
-
-def _content_length(header: bytes) -> int:
-    for line in header.decode("ascii", errors="replace").split("\r\n"):
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            return int(value.strip())
-    raise ServerError(f"no Content-Length in header {header!r}")
-
-
-def _reply_to(request: Json) -> Any:
-    if request.get("method") == "workspace/configuration":
-        items = (request.get("params") or {}).get("items") or []
-        return [None for _ in items]
-    return None
-
-
-# --------------------------------------------------------------------------- LSP session data
-
-
-def client_capabilities() -> Json:
-    """Roughly what VS Code 1.9x announces (the parts a code-action server can notice)."""
-    return {
-        "general": {
-            "positionEncodings": ["utf-16"],
-            "staleRequestSupport": {
-                "cancel": True,
-                "retryOnContentModified": [
-                    "textDocument/semanticTokens/full",
-                    "textDocument/semanticTokens/range",
-                    "textDocument/semanticTokens/full/delta",
-                ],
-            },
-        },
-        "window": {
-            "workDoneProgress": True,
-            "showMessage": {"messageActionItem": {"additionalPropertiesSupport": True}},
-            "showDocument": {"support": True},
-        },
-        "workspace": {
-            "applyEdit": True,
-            "configuration": True,
-            "workspaceFolders": True,
-            "didChangeConfiguration": {"dynamicRegistration": True},
-            "executeCommand": {"dynamicRegistration": True},
-            "workspaceEdit": {
-                "documentChanges": True,
-                "resourceOperations": ["create", "rename", "delete"],
-                "failureHandling": "textOnlyTransactional",
-                "normalizesLineEndings": True,
-                "changeAnnotationSupport": {"groupsOnLabel": True},
-            },
-        },
-        "textDocument": {
-            "synchronization": {
-                "dynamicRegistration": True,
-                "willSave": True,
-                "willSaveWaitUntil": True,
-                "didSave": True,
-            },
-            "publishDiagnostics": {
-                "relatedInformation": True,
-                "versionSupport": False,
-                "tagSupport": {"valueSet": [1, 2]},
-                "codeDescriptionSupport": True,
-                "dataSupport": True,
-            },
-            "codeAction": {
-                "dynamicRegistration": True,
-                "isPreferredSupport": True,
-                "disabledSupport": True,
-                "dataSupport": True,
-                "resolveSupport": {"properties": ["edit"]},
-                "codeActionLiteralSupport": {
-                    "codeActionKind": {
-                        "valueSet": [
-                            "",
-                            "quickfix",
-                            "refactor",
-                            "refactor.extract",
-                            "refactor.inline",
-                            "refactor.rewrite",
-                            "source",
-                            "source.organizeImports",
-                        ]
-                    }
-                },
-                "honorsChangeAnnotations": False,
-            },
-        },
-    }
-
-
-def initialize_params(root: Path) -> Json:
-    uri = root.as_uri()
-    return {
-        "processId": os.getpid(),
-        "clientInfo": {"name": "lsp-bench", "version": "1.0"},
-        "locale": "en",
-        "rootPath": str(root),
-        "rootUri": uri,
-        "workspaceFolders": [{"uri": uri, "name": root.name}],
-        "capabilities": client_capabilities(),
-        "trace": "off",
-    }
-
-
-# --------------------------------------------------------------------------- generated buffer
-
-
-def _words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
-
-
-_NOUNS = _words(
-    "order account invoice customer payment shipment ledger report session token record batch "
-    "item price user event queue cache setting metric warehouse vendor refund coupon"
-)
-_VERBS = _words(
-    "load save parse render validate compute fetch sync merge apply build resolve normalize "
-    "export schedule collect reconcile archive"
-)
-_TYPES = ("int", "str", "float", "bool", "bytes", "Path", "datetime")
-
-
-def _camel(word: str) -> str:
-    return "".join(part.capitalize() for part in word.split("_"))
-
-
-def _function(rng: random.Random, indent: str = "", method: bool = False) -> list[str]:
-    verb, noun = rng.choice(_VERBS), rng.choice(_NOUNS)
-    other = rng.choice(_NOUNS)
-    ret = rng.choice(("int", f"list[{_camel(noun)}]", "dict[str, Any]", "None", "bool"))
-    args = ", ".join(
-        [*(["self"] if method else []), f"{noun}s: Sequence[{_camel(noun)}]"]
-        + [
-            f"{w}: {rng.choice(_TYPES)} | None = None"
-            for w in rng.sample(_NOUNS, rng.randint(0, 2))
-        ]
-    )
-    name = f"{verb}_{noun}s" if not method or rng.random() < 0.7 else f"_{verb}_{other}"
-    i, j = indent + "    ", indent + "        "
-    signature = f"{indent}def {name}({args}) -> {ret}:"
-    if len(signature) > 100:  # wrapped the way ruff/black would
-        params = [f"{indent}    {arg}," for arg in args.split(", ")]
-        signature = "\n".join([f"{indent}def {name}(", *params, f"{indent}) -> {ret}:"])
-    lines = [
-        *signature.split("\n"),
-        f'{i}"""{verb.capitalize()} every {noun} and return the {other} summary.',
-        "",
-        f"{i}Entries without a {other} are skipped; the order of `{noun}s` is kept.",
-        f'{i}"""',
-    ]
-    body = [
-        [f"{i}if not {noun}s:", f'{j}log.debug("no {noun}s to {verb}")', f"{j}return {_zero(ret)}"],
-        [
-            f"{i}seen: set[str] = set()",
-            f"{i}for {noun} in {noun}s:",
-            f'{j}key = f"{{{noun}.id}}:{{{noun}.{other}_id}}"',
-            f"{j}if key in seen:",
-            f"{j}    continue",
-            f"{j}seen.add(key)",
-        ],
-        [
-            f"{i}try:",
-            f"{j}payload = json.loads({noun}s[0].raw_{other})",
-            f"{i}except (ValueError, IndexError) as exc:",
-            f'{j}log.warning("cannot {verb} %s: %s", {noun}s, exc)',
-            f"{j}payload = {{}}",
-        ],
-        [
-            f"{i}totals = defaultdict(int)",
-            f"{i}for {noun} in {noun}s:",
-            f"{j}totals[{noun}.{other}_id] += {noun}.quantity * {noun}.unit_price",
-        ],
-        [
-            f"{i}pending = [{noun} for {noun} in {noun}s if {noun}.status == Status.PENDING]",
-            f"{i}if len(pending) > MAX_{noun.upper()}S:",
-            f"{j}raise TooMany{_camel(noun)}sError(len(pending), MAX_{noun.upper()}S)",
-        ],
-        [
-            f'{i}with open(CACHE_DIR / f"{{{noun}s[0].id}}.json", encoding="utf-8") as fh:',
-            f"{j}cached = json.load(fh)",
-            f'{i}{other}_map = {{entry["id"]: entry for entry in cached.get("{other}s", [])}}',
-        ],
-    ]
-    for block in rng.sample(body, rng.randint(2, 4)):
-        lines += block
-    lines.append(f"{i}return {_zero(ret)}")
-    return [*lines, ""]
-
-
-def _zero(ret: str) -> str:
-    return {"int": "0", "None": "None", "bool": "False", "dict[str, Any]": "{}"}.get(ret, "[]")
-
-
-def _class(rng: random.Random) -> list[str]:
-    noun = rng.choice(_NOUNS)
-    cls = _camel(noun) + rng.choice(("", "Service", "Repository", "Manager", "Builder"))
-    lines = [
-        "@dataclass",
-        f"class {cls}:",
-        f'    """Keeps the {noun}s of one {rng.choice(_NOUNS)} and what was done to them."""',
-        "",
-    ]
-    for word in rng.sample(_NOUNS, rng.randint(3, 6)):
-        lines.append(f"    {word}_id: {rng.choice(_TYPES)}")
-    lines += [
-        "    tags: list[str] = field(default_factory=list)",
-        "    created_at: datetime = field(default_factory=datetime.now)",
-        "",
-    ]
-    for _ in range(rng.randint(2, 4)):
-        lines += _function(rng, indent="    ", method=True)
-    return [*lines, ""]
-
-
-def _constants(rng: random.Random) -> list[str]:
-    noun = rng.choice(_NOUNS)
-    lines = [f"{noun.upper()}_DEFAULTS: dict[str, Any] = {{"]
-    for word in rng.sample(_NOUNS, rng.randint(3, 7)):
-        lines.append(f'    "{word}": {rng.choice(("None", "0", "True", "[]", repr(word)))},')
-    return [*lines, "}", f"MAX_{noun.upper()}S = {rng.randint(10, 10_000)}", ""]
-
-
-HEADER = [
-    '"""Billing back-office: orders, invoices and their reconciliation (lsp-bench)."""',
-    "",
-    "from __future__ import annotations",
-    "",
-    "import json",
-    "import logging",
-    "from collections import defaultdict",
-    "from collections.abc import Sequence",
-    "from dataclasses import dataclass, field",
-    "from datetime import datetime",
-    "from enum import Enum",
-    "from pathlib import Path",
-    "from typing import Any",
-    "",
-    "log = logging.getLogger(__name__)",
-    'CACHE_DIR = Path.home() / ".cache" / "billing"',
-    "",
-    "",
-    "class Status(Enum):",
-    '    PENDING = "pending"',
-    '    DONE = "done"',
-    "",
-    "",
-]
-
-
-def generate_python(n_lines: int, seed: int = 1) -> str:
-    """Deterministic, realistic-looking Python source of exactly `n_lines` lines."""
-    rng = random.Random(seed)
-    lines = list(HEADER)
-    while True:
-        kind = rng.random()
-        block = _class(rng) if kind < 0.35 else _constants(rng) if kind < 0.45 else _function(rng)
-        if kind >= 0.35:
-            block.append("")
-        if len(lines) + len(block) > n_lines - 1:
-            break
-        lines += block
-    lines += ["# end of generated module"] * (n_lines - len(lines))
-    return "\n".join(lines) + "\n"
-
-
-_DIAGNOSTICS: tuple[tuple[str, str, int, str], ...] = (
-    ("Pylance", "reportAttributeAccessIssue", 1, 'Cannot access attribute "{w}" for class "{c}"'),
-    ("Pylance", "reportUndefinedVariable", 1, '"{w}" is not defined'),
-    (
-        "Pylance",
-        "reportArgumentType",
-        1,
-        'Argument of type "str | None" cannot be assigned to parameter "{w}" of type "str" in '
-        'function "{c}"\n  Type "str | None" is not assignable to type "str"\n    "None" is not '
-        'assignable to "str"',
-    ),
-    ("Pylance", "reportOptionalMemberAccess", 1, '"{w}" is not a known attribute of "None"'),
-    ("ruff", "F841", 2, "Local variable `{w}` is assigned to but never used"),
-    ("ruff", "B007", 2, "Loop control variable `{w}` not used within loop body"),
-    ("mypy", "union-attr", 1, 'Item "None" of "{c} | None" has no attribute "{w}"'),
-)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def code_action_params(text: str, uri: str, count: int, seed: int = 2) -> list[Json]:
-    """`count` codeAction requests at random non-blank lines, one realistic diagnostic each."""
-    rng = random.Random(seed)
-    lines = text.splitlines()
-    candidates = [n for n, line in enumerate(lines) if _WORD.search(line)]
-    requests: list[Json] = []
-    for k in range(count):
-        line_no = rng.choice(candidates)
-        words = list(_WORD.finditer(lines[line_no]))
-        word = rng.choice(words)
-        source, code, severity, template = rng.choice(_DIAGNOSTICS)
-        rng_ = {
-            "start": {"line": line_no, "character": word.start()},
-            "end": {"line": line_no, "character": word.end()},
-        }
-        diagnostic: Json = {
-            "range": rng_,
-            "severity": severity,
-            "code": code,
-            "source": source,
-            "message": template.format(w=word.group(), c=_camel(rng.choice(_NOUNS))),
-        }
-        if source == "Pylance":
-            diagnostic["codeDescription"] = {
-                "href": f"https://github.com/microsoft/pyright/blob/main/docs/configuration.md#{code}"
-            }
-        requests.append(
-            {
-                "textDocument": {"uri": uri},
-                "range": rng_,
-                # VS Code asks automatically on cursor moves (2) and on Ctrl+. (1).
-                "context": {"diagnostics": [diagnostic], "triggerKind": 2 if k % 3 else 1},
-            }
-        )
-    return requests
-
-
-# --------------------------------------------------------------------------- measurements
+# --------------------------------------------------------------------------- set-up
 
 
 @dataclass(frozen=True)
 class Setup:
     python: str
+    tmp: Path
     home: Path
     root: Path
     env: dict[str, str]
-    startup_runs: int
-    requests: int
-    warmup: int
-    sizes: tuple[int, ...]
-    idle_seconds: float
-    timeout: float
-    import_runs: int
+    copilot: tuple[str, ...] | None  # argv, or None when it is not available
+    copilot_note: str
+    pylsp: str | None
+    args: argparse.Namespace
+    servers: tuple[str, ...] = field(default=(OURS, BARE))
+
+    @property
+    def timeout(self) -> float:
+        return float(self.args.timeout)
 
     def argv(self, which: str) -> list[str]:
         if which == OURS:
             return [self.python, "-m", "agent_lsp", "serve"]
-        return [self.python, str(BENCH_DIR / "bare_server.py")]
+        if which == BARE:
+            return [self.python, str(BENCH_DIR / "bare_server.py")]
+        if which == FLOOR:
+            return [self.python, str(BENCH_DIR / "bare_server.py"), "--no-document-store"]
+        if which == COPILOT and self.copilot is not None:
+            return list(self.copilot)
+        if which == DIRECT and self.pylsp is not None:
+            return [self.pylsp]
+        if which == PROXY and self.pylsp is not None:
+            return [self.python, "-m", "agent_lsp", "serve", "--wrap", "--", self.pylsp]
+        raise ValueError(f"no command for {which}")
 
 
-async def spawn(setup: Setup, which: str) -> LspClient:
-    # cwd = the repository (both servers): `python -m agent_lsp` then imports the checkout.
-    return await LspClient.spawn(which, setup.argv(which), setup.env, REPO_ROOT)
+async def spawn(
+    setup: Setup, which: str, env: dict[str, str] | None = None, argv: list[str] | None = None
+) -> LspClient:
+    # cwd = the repository for our Python servers (`python -m agent_lsp` imports the checkout);
+    # pylsp, alone or behind the proxy, runs in the project (its formatters read the config there).
+    cwd = setup.root if which in (COPILOT, DIRECT, PROXY) else REPO_ROOT
+    return await LspClient.spawn(which, argv or setup.argv(which), env or setup.env, cwd)
 
 
-async def start_once(setup: Setup, which: str) -> float:
-    """Milliseconds from spawning the process to reading its `initialize` response."""
-    client = await spawn(setup, which)
-    try:
-        response = await client.request(
-            "initialize", initialize_params(setup.root), timeout=setup.timeout
-        )
-        return (response.received_ns - client.spawned_ns) / 1e6
-    finally:
-        await client.kill()
-
-
-async def interpreter_floor(setup: Setup, runs: int) -> float:
-    """Median milliseconds to spawn `python -c pass` and see it exit: the floor of any start-up."""
-    samples: list[float] = []
-    for _ in range(runs):
-        t0 = time.perf_counter_ns()
-        proc = await asyncio.create_subprocess_exec(setup.python, "-c", "pass", env=setup.env)
-        try:
-            await asyncio.wait_for(proc.wait(), setup.timeout)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
-        samples.append((time.perf_counter_ns() - t0) / 1e6)
-    return statistics.median(samples)
-
-
-async def measure_startup(setup: Setup) -> Json:
-    for which in (OURS, BARE):  # warm the page cache and the .pyc files; not measured
-        await start_once(setup, which)
-    samples: dict[str, list[float]] = {OURS: [], BARE: []}
-    for run in range(setup.startup_runs):
-        order = (OURS, BARE) if run % 2 == 0 else (BARE, OURS)
-        for which in order:
-            samples[which].append(await start_once(setup, which))
-    result: Json = {which: summary(values, raw=True) for which, values in samples.items()}
-    result["ratio_median"] = result[OURS]["median"] / result[BARE]["median"]
-    result["interpreter_floor_ms"] = await interpreter_floor(setup, setup.startup_runs)
-    return result
-
-
-def cpu_ticks(pid: int) -> int:
-    """utime + stime of a live process, in clock ticks."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        raise ServerError(f"pid {pid} exited") from None
-    fields = stat.rpartition(")")[2].split()
-    return int(fields[11]) + int(fields[12])
-
-
-async def wait_quiet(pid: int, timeout: float, quiet_polls: int = 4) -> None:
-    """Wait until the process has used no CPU for `quiet_polls` x 50 ms (i.e. it is booted)."""
-    deadline = time.monotonic() + timeout
-    last, quiet = cpu_ticks(pid), 0
-    while quiet < quiet_polls:
-        if time.monotonic() > deadline:
-            raise ServerError(f"pid {pid} still busy after {timeout} s")
-        await asyncio.sleep(0.05)
-        now = cpu_ticks(pid)
-        quiet = quiet + 1 if now == last else 0
-        last = now
-
-
-def vm_status(pid: int) -> dict[str, int]:
-    """VmRSS / VmHWM / RssAnon of a live process, in KiB."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        raise ServerError(f"pid {pid} exited") from None
-    values: dict[str, int] = {}
-    for line in status.splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
-            values[key] = int(value.split()[0])
-    return values
-
-
-async def measure_buffer(setup: Setup, n_lines: int) -> Json:
-    """Fresh ours+bare sessions with an `n_lines` buffer: idle RSS and codeAction latency."""
-    path = setup.root / f"big_{n_lines}.py"
-    text = generate_python(n_lines)
-    path.write_text(text, encoding="utf-8")
-    uri = path.as_uri()
-    plan = code_action_params(text, uri, setup.warmup + setup.requests, seed=n_lines)
+@contextlib.asynccontextmanager
+async def sessions(
+    setup: Setup, names: Sequence[str], env: dict[str, dict[str, str]] | None = None
+) -> AsyncGenerator[dict[str, LspClient]]:
+    """Spawned clients by name; all shut down (and their process groups killed) on exit."""
     clients: dict[str, LspClient] = {}
     try:
-        for which in (OURS, BARE):
-            clients[which] = await spawn(setup, which)
-        for client in clients.values():  # booted (imports done) before timing `initialize`
-            await wait_quiet(client.pid, setup.timeout)
-        rss_init: dict[str, dict[str, int]] = {}
-        initialize_ms: dict[str, float] = {}
-        for which, client in clients.items():
-            response = await client.request(
-                "initialize", initialize_params(setup.root), setup.timeout
-            )
-            initialize_ms[which] = response.elapsed_ms
-            client.notify("initialized", {})
-            await asyncio.sleep(0.2)
-            rss_init[which] = vm_status(client.pid)
-            client.notify(
-                "textDocument/didOpen",
-                {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
-            )
-        await asyncio.sleep(setup.idle_seconds)
-        rss_idle = {which: vm_status(client.pid) for which, client in clients.items()}
-
-        latencies: dict[str, list[float]] = {OURS: [], BARE: []}
-        actions: dict[str, int] = {OURS: 0, BARE: 0}
-        for k, params in enumerate(plan):
-            # One request in flight at a time; alternate which server goes first.
-            for which in (OURS, BARE) if k % 2 == 0 else (BARE, OURS):
-                response = await clients[which].request(
-                    "textDocument/codeAction", params, setup.timeout
-                )
-                if not isinstance(response.result, list) or not response.result:
-                    raise ServerError(f"{which}: no code action returned: {response.result!r}")
-                actions[which] += len(response.result)
-                if k >= setup.warmup:
-                    latencies[which].append(response.elapsed_ms)
-        rss_after = {which: vm_status(client.pid) for which, client in clients.items()}
+        for name in names:
+            clients[name] = await spawn(setup, name, (env or {}).get(name))
+        yield clients
     finally:
-        await asyncio.gather(*(client.shutdown() for client in clients.values()))
-
-    stats = {which: summary(values, raw=True) for which, values in latencies.items()}
-    return {
-        "lines": n_lines,
-        "bytes": len(text.encode()),
-        "initialize_on_booted_server_ms": {
-            **initialize_ms,
-            "ratio": initialize_ms[OURS] / initialize_ms[BARE],
-        },
-        "rss_after_initialize_kib": _pair(rss_init, "VmRSS"),
-        "rss_idle_kib": _pair(rss_idle, "VmRSS"),
-        "rss_after_requests_kib": _pair(rss_after, "VmRSS"),
-        "vm_status_idle": rss_idle,
-        "code_action_ms": {
-            **stats,
-            "ratio_median": stats[OURS]["median"] / stats[BARE]["median"],
-            "ratio_p99": stats[OURS]["p99"] / stats[BARE]["p99"],
-        },
-        "actions_returned": actions,
-    }
+        await asyncio.gather(
+            *(client.shutdown() for client in clients.values()), return_exceptions=True
+        )
 
 
-def _pair(values: dict[str, dict[str, int]], key: str) -> Json:
-    ours, bare = values[OURS][key], values[BARE][key]
-    return {OURS: ours, BARE: bare, "ratio": ours / bare}
+async def open_session(
+    client: LspClient,
+    root: Path,
+    setup: Setup,
+    documents: Sequence[tuple[str, str]] = (),
+    options: Json | None = None,
+) -> Response:
+    """initialize + initialized + didOpen of each (uri, text); the initialize response."""
+    params = initialize_params(root)
+    if options is not None:
+        params["initializationOptions"] = options
+    response = await client.request("initialize", params, setup.timeout)
+    client.notify("initialized", {})
+    for uri, text in documents:
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+    return response
+
+
+async def settle(client: LspClient, setup: Setup) -> bool:
+    """Wait until the server's process tree is idle (Copilot may never be: then go on)."""
+    strict = client.name in (OURS, BARE, FLOOR)
+    return await wait_quiet(client.pid, 20.0 if strict else 10.0, strict=strict)
+
+
+def rotate(names: Sequence[str], k: int) -> list[str]:
+    """The k-th rotation: which server goes first changes every round."""
+    k %= len(names)
+    return [*names[k:], *names[:k]]
 
 
 def percentile(values: Sequence[float], pct: float) -> float:
@@ -717,6 +207,583 @@ def summary(values: Sequence[float], raw: bool = False) -> Json:
     }
     if raw:
         result["samples"] = [round(v, 4) for v in values]
+    return result
+
+
+def _progress(text: str) -> None:
+    print(f"[lsp-bench] {text}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- Copilot
+
+
+def ensure_copilot(cache: Path, version: str) -> tuple[tuple[str, ...] | None, str]:
+    """`node <package>/dist/language-server.js --stdio`, npm-installed into `cache` if needed."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None:
+        return None, "node is not installed"
+    folder = cache / f"copilot-language-server-{version}"
+    package = folder / "node_modules" / "@github" / "copilot-language-server"
+    if not (package / "package.json").exists():
+        if npm is None:
+            return None, "npm is not installed"
+        _progress(f"installing {COPILOT_PACKAGE}@{version} into {folder} ...")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "package.json").write_text('{"private": true}\n')  # npm stays in this folder
+        try:
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", f"{COPILOT_PACKAGE}@{version}"],
+                cwd=folder,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return None, "npm install timed out"
+        if done.returncode != 0 or not (package / "package.json").exists():
+            return None, f"npm install failed: {(done.stderr or done.stdout)[-300:].strip()}"
+    manifest = json.loads((package / "package.json").read_text())
+    bin_field = manifest.get("bin") or {}
+    declared = bin_field.get("copilot-language-server") if isinstance(bin_field, dict) else None
+    candidates = [package / "dist" / "language-server.js"]
+    if isinstance(declared, str):  # "../dist/language-server.js": relative to the package's bin
+        candidates.insert(0, (package / "bin" / declared).resolve())
+    for script in candidates:
+        if script.is_file():
+            return (node, str(script), "--stdio"), f"{COPILOT_PACKAGE}@{manifest.get('version')}"
+    return None, f"no language-server.js in {package}"
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+async def start_once(setup: Setup, which: str) -> tuple[float, float]:
+    """Milliseconds from spawning the process to reading its `initialize` response, and to
+    reading the answer to a codeAction sent right after `initialized` (what an editor that opens
+    a file at once waits for: work deferred to `initialized` shows here)."""
+    client = await spawn(setup, which)
+    try:
+        response = await client.request(
+            "initialize", initialize_params(setup.root), timeout=setup.timeout
+        )
+        client.notify("initialized", {})
+        first = await client.request(
+            "textDocument/codeAction", _first_action(setup), setup.timeout, check=False
+        )
+        return (
+            (response.received_ns - client.spawned_ns) / 1e6,
+            (first.received_ns - client.spawned_ns) / 1e6,
+        )
+    finally:
+        await client.kill()
+
+
+def _first_action(setup: Setup) -> Json:
+    path = setup.root / f"big_{setup.args.sizes[0]}.py"
+    return code_action_params(path.read_text(encoding="utf-8"), path.as_uri(), 1, seed=1)[0]
+
+
+async def interpreter_floor(setup: Setup, runs: int) -> float:
+    """Median milliseconds to spawn `python -c pass` and see it exit: the floor of any start-up."""
+    samples: list[float] = []
+    for _ in range(runs):
+        t0 = time.perf_counter_ns()
+        proc = await asyncio.create_subprocess_exec(setup.python, "-c", "pass", env=setup.env)
+        try:
+            await asyncio.wait_for(proc.wait(), setup.timeout)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        samples.append((time.perf_counter_ns() - t0) / 1e6)
+    return statistics.median(samples)
+
+
+async def measure_startup(setup: Setup) -> Json:
+    """Alternating spawns; Copilot (slow to start) only in the first `--copilot-startup-runs`."""
+    for which in setup.servers:  # warm the page cache and the .pyc files; not measured
+        await start_once(setup, which)
+    samples: dict[str, list[float]] = {which: [] for which in setup.servers}
+    first: dict[str, list[float]] = {which: [] for which in setup.servers}
+    for run in range(setup.args.startup_runs):
+        for which in rotate(setup.servers, run):
+            if which == COPILOT and run >= setup.args.copilot_startup_runs:
+                continue
+            initialized, answered = await start_once(setup, which)
+            samples[which].append(initialized)
+            first[which].append(answered)
+    result: Json = {which: summary(values, raw=True) for which, values in samples.items()}
+    for which in setup.servers:
+        result[which]["ratio_to_bare"] = result[which]["median"] / result[BARE]["median"]
+    result["ratio_median"] = result[OURS]["ratio_to_bare"]
+    result["first_code_action_ms"] = {
+        which: summary(values, raw=True) for which, values in first.items()
+    }
+    result["first_code_action_ms"]["ratio_median"] = (
+        result["first_code_action_ms"][OURS]["median"]
+        / result["first_code_action_ms"][BARE]["median"]
+    )
+    result["interpreter_floor_ms"] = await interpreter_floor(setup, setup.args.startup_runs)
+    return result
+
+
+# --------------------------------------------------------------------------- idle buffer
+
+
+async def measure_buffer(setup: Setup, n_lines: int) -> Json:
+    """Fresh sessions with an `n_lines` buffer: RSS (process tree) and idle codeAction latency.
+
+    Copilot has no codeAction handler: it answers "Method not found"; that round trip is what
+    is timed for it (its message loop, not a feature)."""
+    path = setup.root / f"big_{n_lines}.py"
+    text = generate_python(n_lines)
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    plan = code_action_params(text, uri, setup.args.warmup + setup.args.requests, seed=n_lines)
+    async with sessions(setup, setup.servers) as clients:
+        for client in clients.values():  # booted (imports done) before timing `initialize`
+            await settle(client, setup)
+        rss_init: dict[str, Json] = {}
+        initialize_ms: dict[str, float] = {}
+        for which, client in clients.items():
+            response = await open_session(client, setup.root, setup)
+            initialize_ms[which] = response.elapsed_ms
+            await asyncio.sleep(0.2)
+            rss_init[which] = tree_memory(client.pid)
+            client.notify(
+                "textDocument/didOpen",
+                {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+            )
+        await asyncio.sleep(setup.args.idle)
+        for client in clients.values():
+            await settle(client, setup)
+        rss_idle = {which: tree_memory(client.pid) for which, client in clients.items()}
+
+        latencies: dict[str, list[float]] = {which: [] for which in clients}
+        answers: dict[str, Json] = {which: {"actions": 0, "errors": {}} for which in clients}
+        for k, params in enumerate(plan):
+            for which in rotate(list(clients), k):  # strictly one request in flight
+                response = await clients[which].request(
+                    "textDocument/codeAction", params, setup.timeout, check=which != COPILOT
+                )
+                _count_answer(answers[which], which, response)
+                if k >= setup.args.warmup:
+                    latencies[which].append(response.elapsed_ms)
+        rss_after = {which: tree_memory(client.pid) for which, client in clients.items()}
+
+    stats = {which: summary(values, raw=True) for which, values in latencies.items()}
+    return {
+        "lines": n_lines,
+        "bytes": len(text.encode()),
+        "initialize_on_booted_server_ms": initialize_ms,
+        "rss_after_initialize_kib": _rss(rss_init),
+        "rss_idle_kib": _rss(rss_idle),
+        "rss_after_requests_kib": _rss(rss_after),
+        "memory_idle": rss_idle,
+        "code_action_ms": {
+            **stats,
+            "ratio_median": stats[OURS]["median"] / stats[BARE]["median"],
+            "ratio_p99": stats[OURS]["p99"] / stats[BARE]["p99"],
+        },
+        "answers": answers,
+    }
+
+
+def _count_answer(tally: Json, which: str, response: Response) -> None:
+    if response.error is not None:
+        code = str(response.error.get("code"))
+        tally["errors"][code] = tally["errors"].get(code, 0) + 1
+        tally["error_message"] = str(response.error.get("message", ""))[:120]
+    elif isinstance(response.result, list) and response.result:
+        tally["actions"] += len(response.result)
+    elif which != COPILOT:
+        raise ServerError(f"{which}: no code action returned: {response.result!r}")
+
+
+def _rss(memory: dict[str, Json]) -> Json:
+    values: Json = {which: entry["VmRSS"] for which, entry in memory.items()}
+    values["ratio"] = values[OURS] / values[BARE]
+    return values
+
+
+async def measure_buffers(setup: Setup) -> list[Json]:
+    return [await measure_buffer(setup, n_lines) for n_lines in setup.args.sizes]
+
+
+# --------------------------------------------------------------------------- agent task running
+
+
+@dataclass
+class FakeModel:
+    """`fake_model.py` in a child process: an OpenAI-compatible endpoint that keeps a task busy."""
+
+    proc: asyncio.subprocess.Process
+    base_url: str
+
+    @classmethod
+    async def start(cls, setup: Setup, big_file: str) -> FakeModel:
+        proc = await asyncio.create_subprocess_exec(
+            setup.python,
+            str(BENCH_DIR / "fake_model.py"),
+            "--rounds",
+            str(setup.args.task_rounds),
+            "--delay",
+            str(setup.args.task_model_delay),
+            "--big-file",
+            big_file,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+        )
+        REAPER.add(proc.pid, "fake model")
+        model = cls(proc, "")
+        model.base_url = str((await model._line())["base_url"])
+        return model
+
+    async def _line(self) -> Json:
+        assert self.proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), 15)
+        except TimeoutError:
+            raise ServerError("fake model: no answer within 15 s") from None
+        if not line:
+            raise ServerError("fake model: exited")
+        return json.loads(line)
+
+    async def stats(self) -> Json:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"stats\n")
+        return await self._line()
+
+    async def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 10)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+        REAPER.discard(self.proc.pid)
+
+
+def make_task_project(setup: Setup, n_lines: int) -> tuple[Path, Path, str]:
+    """A copy of the demo's sample project (a git repository) with the big buffer added."""
+    project = setup.tmp / "task-project"
+    if project.exists():
+        shutil.rmtree(project)
+    shutil.copytree(SAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
+    text = generate_python(n_lines)
+    big = project / f"big_{n_lines}.py"
+    big.write_text(text, encoding="utf-8")
+    git = shutil.which("git")
+    if git is not None:
+        for command in (
+            ["init", "-q"],
+            ["add", "-A"],
+            ["-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-qm", "init"],
+        ):
+            subprocess.run(
+                [git, *command], cwd=project, capture_output=True, timeout=30, check=False
+            )
+    return project, big, text
+
+
+async def start_fix_task(ours: LspClient, project: Path, setup: Setup) -> str:
+    """`workspace/executeCommand agentLsp.fix` on the sample's failing test; the task id."""
+    response = await ours.request(
+        "workspace/executeCommand",
+        {"command": "agentLsp.fix", "arguments": [(project / "calc.py").as_uri(), FIX_DIAGNOSTIC]},
+        setup.timeout,
+    )
+    result = response.result if isinstance(response.result, dict) else {}
+    if "taskId" not in result:
+        raise ServerError(f"ours: agentLsp.fix did not start a task: {response.result!r}")
+    return str(result["taskId"])
+
+
+async def stop_task(ours: LspClient, task_id: str, setup: Setup) -> str:
+    await ours.request(
+        "workspace/executeCommand",
+        {"command": "agentLsp.cancel", "arguments": [{"taskId": task_id}]},
+        setup.timeout,
+    )
+    try:
+        return await ours.wait_shown("agent-lsp: ", 10)
+    except ServerError:
+        return "(no final message within 10 s)"
+
+
+async def paced_code_actions(
+    clients: dict[str, LspClient], plan: Sequence[Json], setup: Setup
+) -> tuple[dict[str, list[float]], dict[str, Json], int]:
+    """Code actions round-robin (one in flight), `--pace-ms` apart; also how many of ours'
+    answers offered "Cancel agent task" (i.e. the task was running)."""
+    latencies: dict[str, list[float]] = {which: [] for which in clients}
+    answers: dict[str, Json] = {which: {"actions": 0, "errors": {}} for which in clients}
+    running = 0
+    pace = setup.args.pace_ms / 1000
+    for k, params in enumerate(plan):
+        for which in rotate(list(clients), k):
+            response = await clients[which].request(
+                "textDocument/codeAction", params, setup.timeout, check=which != COPILOT
+            )
+            _count_answer(answers[which], which, response)
+            if k >= setup.args.warmup:
+                latencies[which].append(response.elapsed_ms)
+            if which == OURS and k >= setup.args.warmup and isinstance(response.result, list):
+                running += any(
+                    isinstance(a, dict) and a.get("title") == CANCEL_TITLE for a in response.result
+                )
+        await asyncio.sleep(pace)
+    return latencies, answers, running
+
+
+async def measure_task(setup: Setup, profile: Json | None = None) -> Json:
+    """codeAction latency on the 20,000-line buffer while ours runs an agent task.
+
+    With `profile` (a dict to fill), only ours runs, under `loop_probe.py` and py-spy."""
+    n_lines = setup.args.task_lines
+    project, big, text = make_task_project(setup, n_lines)
+    uri = big.as_uri()
+    plan = code_action_params(text, uri, setup.args.warmup + setup.args.task_requests, seed=7)
+    model = await FakeModel.start(setup, big.name)
+    try:
+        ours_env = {
+            **setup.env,
+            "AGENT_LSP_BASE_URL": model.base_url,
+            "AGENT_LSP_API_KEY": "x",
+            "AGENT_LSP_MODEL": "fake-model",
+        }
+        names = [OURS] if profile is not None else list(setup.servers)
+        stall_log = setup.tmp / "stalls.jsonl"
+        if profile is not None:
+            ours_env["LSP_BENCH_STALL_LOG"] = str(stall_log)
+            ours_env["LSP_BENCH_STALL_MS"] = str(setup.args.stall_ms)
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, LspClient] = {}
+            for which in names:
+                argv = None
+                if profile is not None:
+                    argv = [setup.python, str(BENCH_DIR / "loop_probe.py"), "serve"]
+                env = ours_env if which == OURS else setup.env
+                client = await spawn(setup, which, env, argv)
+                stack.push_async_callback(client.shutdown)
+                clients[which] = client
+            options = {"maxSteps": 500}
+            for which, client in clients.items():
+                await open_session(
+                    client, project, setup, [(uri, text)], options if which == OURS else None
+                )
+            for client in clients.values():
+                await settle(client, setup)
+            ours = clients[OURS]
+            spy = None
+            if profile is not None:
+                spy = await PySpy.attach(
+                    profile["py_spy"], ours.pid, setup.tmp / "task.folded", setup.args.spy_rate
+                )
+            before = await model.stats()
+            log_at = stall_log.stat().st_size if stall_log.exists() else 0
+            cpu0, t0 = cpu_ticks(ours.pid, children=True), time.perf_counter()
+            task_id = await start_fix_task(ours, project, setup)
+            latencies, answers, running = await paced_code_actions(clients, plan, setup)
+            window_s = time.perf_counter() - t0
+            cpu_s = (cpu_ticks(ours.pid, children=True) - cpu0) / CLOCK_TICKS
+            log_end = stall_log.stat().st_size if stall_log.exists() else 0
+            after = await model.stats()
+            if spy is not None and profile is not None:
+                profile["py_spy_stderr"] = (await spy.stop())[-500:]
+            final = await stop_task(ours, task_id, setup)
+            await asyncio.sleep(setup.args.idle)
+            memory = {which: tree_memory(client.pid) for which, client in clients.items()}
+    finally:
+        await model.stop()
+
+    stats = {which: summary(values, raw=True) for which, values in latencies.items()}
+    result: Json = {
+        "lines": n_lines,
+        "project": "agent_lsp/demo/sample + the generated buffer, git repository",
+        "pace_ms": setup.args.pace_ms,
+        "window_s": window_s,
+        "ours_cpu_s": cpu_s,
+        "ours_cpu_share": cpu_s / window_s,
+        "model_turns_in_window": after["requests"] - before["requests"],
+        "model_script_left": after["remaining"],
+        "tool_results": after.get("tool_results", {}),
+        "ours_answers_with_task_running": running,
+        "final_message": final,
+        "rss_after_task_kib": {which: entry["VmRSS"] for which, entry in memory.items()},
+        "peak_rss_kib": {which: entry["VmHWM"] for which, entry in memory.items()},
+        "memory_after_task": memory,
+        "code_action_ms": stats,
+        "answers": answers,
+    }
+    if BARE in stats:
+        result["code_action_ms"]["ratio_median"] = stats[OURS]["median"] / stats[BARE]["median"]
+        result["code_action_ms"]["ratio_p99"] = stats[OURS]["p99"] / stats[BARE]["p99"]
+    if profile is not None:
+        profile["stalls"] = summarize_stalls(read_stalls(stall_log, log_at, log_end))
+        profile["stalls_before_window"] = summarize_stalls(read_stalls(stall_log, 0, log_at))
+        profile["samples"] = summarize_stacks(setup.tmp / "task.folded")
+    return result
+
+
+# --------------------------------------------------------------------------- didChange throughput
+
+
+async def edit_burst(
+    client: LspClient, uri: str, edits: Sequence[Any], first_version: int, barrier: Json
+) -> float:
+    """Send `edits` as didChange notifications as fast as the pipe takes them, then one
+    codeAction; edits per second from the first write to the codeAction's answer (the server
+    handles messages in order, so that answer means every edit was applied)."""
+    t0 = time.perf_counter_ns()
+    for i, edit in enumerate(edits):
+        client.notify("textDocument/didChange", did_change(uri, first_version + i, edit))
+        if i % 64 == 63:
+            await client.drain()
+    response = await client.request("textDocument/codeAction", barrier, 120.0, check=False)
+    return len(edits) / ((response.received_ns - t0) / 1e9)
+
+
+async def measure_did_change(setup: Setup, profile: Json | None = None) -> Json:
+    """Incremental single-character edits on the 20,000-line buffer: edits/s, alternating servers.
+
+    With `profile`, only ours, with py-spy attached."""
+    n_lines = setup.args.task_lines
+    path = setup.root / f"edits_{n_lines}.py"
+    text = generate_python(n_lines)
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    per_round, rounds, warmup = setup.args.edits, setup.args.edit_rounds, 100
+    plan = insert_plan(text, warmup + per_round * rounds)
+    barrier = code_action_params(text, uri, 1, seed=9)[0]
+    names = [OURS] if profile is not None else [*setup.servers, FLOOR]
+    rates: dict[str, list[float]] = {which: [] for which in names}
+    async with sessions(setup, names) as clients:
+        for client in clients.values():
+            await open_session(client, setup.root, setup, [(uri, text)])
+        for client in clients.values():
+            await settle(client, setup)
+        for client in clients.values():  # unmeasured warm-up burst
+            await edit_burst(client, uri, plan[:warmup], 2, barrier)
+        spy = None
+        if profile is not None:
+            spy = await PySpy.attach(
+                profile["py_spy"],
+                clients[OURS].pid,
+                setup.tmp / "edits.folded",
+                setup.args.spy_rate,
+            )
+        for r in range(rounds):
+            chunk = plan[warmup + r * per_round : warmup + (r + 1) * per_round]
+            for which in rotate(names, r):
+                if which == COPILOT and r > 0:  # a reference only, and slow: one round
+                    continue
+                rate = await edit_burst(
+                    clients[which], uri, chunk, 2 + warmup + r * per_round, barrier
+                )
+                rates[which].append(rate)
+        if spy is not None and profile is not None:
+            profile["py_spy_stderr"] = (await spy.stop())[-500:]
+    result: Json = {
+        "lines": n_lines,
+        "edits_per_round": per_round,
+        "rounds": rounds,
+        "edits_per_s": {
+            which: {"median": statistics.median(values), "rounds": values}
+            for which, values in rates.items()
+        },
+    }
+    if BARE in rates:
+        result["ratio"] = (
+            result["edits_per_s"][OURS]["median"] / result["edits_per_s"][BARE]["median"]
+        )
+    if profile is not None:
+        profile["samples"] = summarize_stacks(setup.tmp / "edits.folded")
+    return result
+
+
+# --------------------------------------------------------------------------- proxy mode
+
+
+async def measure_proxy(setup: Setup) -> Json:
+    """hover and codeAction round trips: pylsp alone vs `agent-lsp serve --wrap -- pylsp`."""
+    n_lines = setup.args.proxy_lines
+    project = setup.tmp / "proxy-project"
+    project.mkdir(exist_ok=True)
+    path = project / f"module_{n_lines}.py"
+    text = generate_python(n_lines, seed=5)
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    count = setup.args.proxy_requests
+    hovers = hover_positions(text, count)
+    actions = code_action_params(text, uri, count, seed=11)
+    names = [DIRECT, PROXY]
+    root_setup = dataclasses.replace(setup, root=project)
+    async with sessions(root_setup, names) as clients:
+        for client in clients.values():
+            await open_session(client, project, setup, [(uri, text)])
+        for client in clients.values():  # pylsp lints the new file: wait for that to be over
+            with contextlib.suppress(ServerError):
+                await client.wait_for("textDocument/publishDiagnostics", 1, 30)
+            await wait_quiet(client.pid, 20.0, strict=False)
+
+        async def hover(which: str, position: Json) -> Response:
+            params = {"textDocument": {"uri": uri}, "position": position}
+            return await clients[which].request("textDocument/hover", params, setup.timeout)
+
+        for position in hovers:  # warm-up: jedi has seen every position once on both sides
+            for which in names:
+                await hover(which, position)
+        for params in actions[:20]:
+            for which in names:
+                await clients[which].request("textDocument/codeAction", params, setup.timeout)
+        latency: dict[str, dict[str, list[float]]] = {
+            m: {w: [] for w in names} for m in ("hover", "codeAction")
+        }
+        same_hover, actions_seen = 0, {w: 0 for w in names}
+        differing: list[Json] = []
+        for k in range(count):
+            results: dict[str, Any] = {}
+            for which in rotate(names, k):
+                response = await hover(which, hovers[k])
+                latency["hover"][which].append(response.elapsed_ms)
+                results[which] = response.result
+            if results[DIRECT] == results[PROXY]:
+                same_hover += 1
+            elif len(differing) < 3:
+                differing.append({"position": hovers[k], **results})
+            for which in rotate(names, k + 1):
+                response = await clients[which].request(
+                    "textDocument/codeAction", actions[k], setup.timeout
+                )
+                latency["codeAction"][which].append(response.elapsed_ms)
+                actions_seen[which] += len(response.result or [])
+        memory = {which: tree_memory(client.pid) for which, client in clients.items()}
+
+    result: Json = {
+        "lines": n_lines,
+        "requests": count,
+        "identical_hover_answers": same_hover,
+        "differing_hover_answers": differing,
+    }
+    for method, by_server in latency.items():
+        direct, proxied = by_server[DIRECT], by_server[PROXY]
+        added = [p - d for p, d in zip(proxied, direct, strict=True)]
+        result[method] = {
+            DIRECT: summary(direct, raw=True),
+            PROXY: summary(proxied, raw=True),
+            "ratio_median": statistics.median(proxied) / statistics.median(direct),
+            "added_ms_median": statistics.median(added),
+            "added_ms_mean": statistics.fmean(added),
+        }
+    result["codeAction"]["actions_returned"] = actions_seen
+    result["rss_kib"] = {which: entry["VmRSS"] for which, entry in memory.items()}
+    result["memory"] = memory
     return result
 
 
@@ -788,7 +855,7 @@ def _own(name: str) -> bool:
 async def measure_imports(setup: Setup) -> Json:
     """Which modules ours imports that the bare server does not, and who pulls them in."""
     runs: dict[str, list[list[ImportLine]]] = {OURS: [], BARE: []}
-    for _ in range(setup.import_runs):
+    for _ in range(setup.args.import_runs):
         for which in (OURS, BARE):
             runs[which].append(await importtime(setup, which))
 
@@ -839,7 +906,7 @@ async def measure_imports(setup: Setup) -> Json:
         for name in sorted((n for n in ours_cum if _own(n)), key=lambda n: -ours_cum[n])
     }
     return {
-        "runs": setup.import_runs,
+        "runs": setup.args.import_runs,
         "total_self_ms": {OURS: sum(ours_self.values()), BARE: sum(bare_self.values())},
         "modules": {OURS: len(ours_self), BARE: len(bare_self)},
         "extra_self_ms": sum(ours_self[n] for n in extra),
@@ -848,111 +915,403 @@ async def measure_imports(setup: Setup) -> Json:
     }
 
 
+# --------------------------------------------------------------------------- profile
+
+
+async def measure_profile(setup: Setup) -> Json:
+    """Ours alone again, sampled by py-spy: a didChange burst, and the agent-task window under
+    `loop_probe.py` (which logs every event-loop callback of `--stall-ms` or more)."""
+    py_spy = ensure_py_spy(Path(setup.args.cache_dir), setup.args.py_spy)
+    if py_spy is None:
+        return {"error": "py-spy is not available (pip install py-spy, or --py-spy PATH)"}
+    edits: Json = {"py_spy": py_spy}
+    _progress("profile: didChange bursts under py-spy ...")
+    edits["measured"] = await measure_did_change(setup, profile=edits)
+    task: Json = {"py_spy": py_spy}
+    _progress("profile: agent task window under py-spy and loop_probe ...")
+    task["measured"] = await measure_task(setup, profile=task)
+    return {
+        "py_spy": py_spy,
+        "rate_hz": setup.args.spy_rate,
+        "stall_ms": setup.args.stall_ms,
+        "did_change": edits,
+        "task": task,
+    }
+
+
 # --------------------------------------------------------------------------- report
 
 
 def _ms(value: float) -> str:
-    return f"{value:.1f} ms" if value >= 10 else f"{value:.3f} ms"
+    return f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
 
 
 def _mib(kib: float) -> str:
     return f"{kib / 1024:.1f} MiB"
 
 
-def render(results: Json) -> str:
-    meta, startup = results["meta"], results["startup_ms"]
-    rows: list[tuple[str, str, str, str]] = [
-        (
-            f"start-up to initialize response, median of {startup[OURS]['n']}",
-            _ms(startup[OURS]["median"]),
-            _ms(startup[BARE]["median"]),
-            f"{startup['ratio_median']:.2f}x",
-        ),
-        (
-            "  start-up min / max",
-            f"{startup[OURS]['min']:.0f} / {startup[OURS]['max']:.0f} ms",
-            f"{startup[BARE]['min']:.0f} / {startup[BARE]['max']:.0f} ms",
-            "",
-        ),
-    ]
-    init = [buf["initialize_on_booted_server_ms"] for buf in results["buffers"]]
-    init_ours = statistics.median(i[OURS] for i in init)
-    init_bare = statistics.median(i[BARE] for i in init)
-    rows.append(
-        (
-            f"  of which initialize handling (booted server, n={len(init)})",
-            _ms(init_ours),
-            _ms(init_bare),
-            f"{init_ours / init_bare:.2f}x",
+def _x(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    def fmt(row: Sequence[str]) -> str:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(widths[i + 1]) for i, cell in enumerate(row[1:])]
+        return "  ".join(cells).rstrip()
+
+    return [fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
+
+
+def targets(results: Json) -> list[Json]:
+    """Each target of the issue with the measured figure and whether it is met."""
+    found: list[Json] = []
+    task = results.get("task")
+    if task:
+        p99 = task["code_action_ms"][OURS]["p99"]
+        found.append(
+            {
+                "target": f"codeAction p99 while an agent task runs <= {TARGET_TASK_P99_MS:g} ms",
+                "measured": _ms(p99),
+                "met": p99 <= TARGET_TASK_P99_MS,
+            }
         )
-    )
-    for buf in results["buffers"]:
+    edits = results.get("did_change")
+    if edits:
+        rate = edits["edits_per_s"][OURS]["median"]
+        found.append(
+            {
+                "target": f"didChange throughput >= {TARGET_EDITS_PER_S:,.0f} edits/s",
+                "measured": f"{rate:,.0f} edits/s",
+                "met": rate >= TARGET_EDITS_PER_S,
+            }
+        )
+    startup = results.get("startup_ms")
+    if startup:
+        ratio = startup["ratio_median"]
+        found.append(
+            {
+                "target": f"start-up to initialize response <= {TARGET_STARTUP_RATIO:g}x bare",
+                "measured": _x(ratio),
+                "met": ratio <= TARGET_STARTUP_RATIO,
+            }
+        )
+    buffers = results.get("buffers")
+    if buffers:
+        biggest = max(buffers, key=lambda b: b["lines"])
+        rss = biggest["rss_idle_kib"][OURS]
+        found.append(
+            {
+                "target": f"idle RSS <= 80 MB ({_mib(TARGET_IDLE_RSS_KIB)}), "
+                f"{biggest['lines']:,}-line buffer open",
+                "measured": _mib(rss),
+                "met": rss <= TARGET_IDLE_RSS_KIB,
+            }
+        )
+    return found
+
+
+def render(results: Json) -> str:
+    meta = results["meta"]
+    servers: list[str] = results["config"]["servers"]
+    has_copilot = COPILOT in servers
+    head = ["figure", "ours", "bare pygls", "ours/bare", *(["Copilot"] if has_copilot else [])]
+    rows: list[list[str]] = []
+
+    def row(label: str, values: dict[str, str], ratio: str = "") -> None:
+        cells = [label, values.get(OURS, ""), values.get(BARE, ""), ratio]
+        rows.append(cells + ([values.get(COPILOT, "")] if has_copilot else []))
+
+    startup = results.get("startup_ms")
+    if startup:
+        counts = "/".join(str(startup[w]["n"]) for w in servers)
+        row(
+            f"start-up to initialize response, median (n={counts})",
+            {w: _ms(startup[w]["median"]) for w in servers},
+            _x(startup["ratio_median"]),
+        )
+        row(
+            "  start-up min / max",
+            {w: f"{startup[w]['min']:.0f} / {startup[w]['max']:.0f} ms" for w in servers},
+        )
+        first = startup["first_code_action_ms"]
+        row(
+            "  to the answer of a codeAction sent right after initialized",
+            {w: _ms(first[w]["median"]) for w in servers},
+            _x(first["ratio_median"]),
+        )
+    buffers = results.get("buffers") or []
+    if buffers:
+        init = [buf["initialize_on_booted_server_ms"] for buf in buffers]
+        med = {w: statistics.median(i[w] for i in init) for w in servers}
+        row(
+            f"  of which initialize handling (booted server, n={len(init)})",
+            {w: _ms(v) for w, v in med.items()},
+            _x(med[OURS] / med[BARE]),
+        )
+    for buf in buffers:
         n = f"{buf['lines']:,} lines"
         ca = buf["code_action_ms"]
-        rows += [
-            (
-                f"RSS after initialize ({n} session)",
-                _mib(buf["rss_after_initialize_kib"][OURS]),
-                _mib(buf["rss_after_initialize_kib"][BARE]),
-                f"{buf['rss_after_initialize_kib']['ratio']:.2f}x",
-            ),
-            (
-                f"RSS idle, {n} buffer open + 1 s",
-                _mib(buf["rss_idle_kib"][OURS]),
-                _mib(buf["rss_idle_kib"][BARE]),
-                f"{buf['rss_idle_kib']['ratio']:.2f}x",
-            ),
-            (
-                f"codeAction median, {n} (n={ca[OURS]['n']})",
-                _ms(ca[OURS]["median"]),
-                _ms(ca[BARE]["median"]),
-                f"{ca['ratio_median']:.2f}x",
-            ),
-            (
-                f"codeAction p99, {n}",
-                _ms(ca[OURS]["p99"]),
-                _ms(ca[BARE]["p99"]),
-                f"{ca['ratio_p99']:.2f}x",
-            ),
-        ]
-    head = ("figure", "ours", "bare pygls", "ours/bare")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
-
-    def fmt(r: tuple[str, str, str, str]) -> str:
-        return "  ".join(
-            [r[0].ljust(widths[0]), *(cell.rjust(widths[i + 1]) for i, cell in enumerate(r[1:]))]
-        ).rstrip()
+        row(
+            f"RSS after initialize, process tree ({n} session)",
+            {w: _mib(buf["rss_after_initialize_kib"][w]) for w in servers},
+            _x(buf["rss_after_initialize_kib"]["ratio"]),
+        )
+        row(
+            f"RSS idle, {n} buffer open + {results['config']['idle_seconds']:g} s",
+            {w: _mib(buf["rss_idle_kib"][w]) for w in servers},
+            _x(buf["rss_idle_kib"]["ratio"]),
+        )
+        row(
+            f"codeAction median, {n}, idle (n={ca[OURS]['n']})",
+            {w: _ms(ca[w]["median"]) for w in servers},
+            _x(ca["ratio_median"]),
+        )
+        row(
+            f"codeAction p99, {n}, idle",
+            {w: _ms(ca[w]["p99"]) for w in servers},
+            _x(ca["ratio_p99"]),
+        )
+    task = results.get("task")
+    if task:
+        ca = task["code_action_ms"]
+        n = f"{task['lines']:,} lines"
+        row(
+            f"codeAction median, {n}, agent task running (n={ca[OURS]['n']})",
+            {w: _ms(ca[w]["median"]) for w in servers},
+            _x(ca["ratio_median"]),
+        )
+        row(
+            f"codeAction p99, {n}, agent task running",
+            {w: _ms(ca[w]["p99"]) for w in servers},
+            _x(ca["ratio_p99"]),
+        )
+        row(
+            f"codeAction max, {n}, agent task running",
+            {w: _ms(ca[w]["max"]) for w in servers},
+            _x(ca[OURS]["max"] / ca[BARE]["max"]),
+        )
+        row(
+            f"RSS after the task (cancelled) + {results['config']['idle_seconds']:g} s",
+            {w: _mib(task["rss_after_task_kib"][w]) for w in servers},
+            _x(task["rss_after_task_kib"][OURS] / task["rss_after_task_kib"][BARE]),
+        )
+    edits = results.get("did_change")
+    if edits:
+        rates = edits["edits_per_s"]
+        row(
+            f"didChange, {edits['lines']:,} lines: edits/s "
+            f"(median of {edits['rounds']} x {edits['edits_per_round']:,})",
+            {
+                w: f"{rates[w]['median']:,.0f}/s"
+                + (" (1 round)" if len(rates[w]["rounds"]) < edits["rounds"] else "")
+                for w in rates
+            },
+            _x(edits["ratio"]),
+        )
 
     out = [
-        f"agent-lsp vs bare pygls -- Python {meta['python']}, pygls {meta['pygls']}, "
-        f"lsprotocol {meta['lsprotocol']}, {meta['cpus']} CPUs, {meta['platform']}",
+        f"agent-lsp vs bare pygls vs Copilot -- Python {meta['python']}, pygls {meta['pygls']}, "
+        f"lsprotocol {meta['lsprotocol']}, {meta['cpus']} CPUs, {meta['platform']}, "
+        f"load average {meta['loadavg_at_start'][0]:.1f} at start",
+        f"Copilot: {results['config']['copilot']}",
         "",
-        fmt(head),
-        "  ".join("-" * w for w in widths),
-        *(fmt(r) for r in rows),
-        "",
-        f"interpreter floor (spawn `python -c pass` to exit): "
-        f"{_ms(startup['interpreter_floor_ms'])}",
+        *table(head, rows),
     ]
-    imports = results.get("imports")
-    if imports:
+    if has_copilot:
+        out.append(
+            "Copilot has no codeAction handler: its codeAction figures are the round trip of its "
+            '"Method not found" error answer.'
+        )
+    if edits and FLOOR in edits["edits_per_s"]:
+        out.append(
+            f"didChange transport floor (bare pygls whose apply_change does nothing): "
+            f"{edits['edits_per_s'][FLOOR]['median']:,.0f} edits/s, the most any document "
+            "store can reach over pygls' stdio transport here."
+        )
+    if task:
+        by_status: dict[str, int] = {}
+        for key, count in task["tool_results"].items():
+            status = key.rpartition(": ")[2]
+            by_status[status] = by_status.get(status, 0) + count
+        failed = [f"{k} {v}" for k, v in sorted(task["tool_results"].items()) if "success" not in k]
+        tools = ", ".join(f"{v} {k}" for k, v in sorted(by_status.items()))
+        tools += f" ({', '.join(failed)})" if failed else ""
         out += [
             "",
-            f"imports (-X importtime, median of {imports['runs']}): ours "
-            f"{imports['total_self_ms'][OURS]:.0f} ms in {imports['modules'][OURS]} modules, "
-            f"bare {imports['total_self_ms'][BARE]:.0f} ms in {imports['modules'][BARE]}; "
-            f"only in ours: {imports['extra_self_ms']:.0f} ms",
-            "imports only ours makes, by entry point (self times summed over the subtree):",
+            f"agent task during the codeAction window ({task['window_s']:.1f} s, one request "
+            f"per server every {task['pace_ms']:g} ms + round trips): "
+            f"{task['model_turns_in_window']} model turns, ours used "
+            f"{task['ours_cpu_s']:.1f} s CPU ({task['ours_cpu_share']:.0%} of a core, pytest "
+            f"runs included); tool results so far: {tools or 'none'}; "
+            f"{task['ours_answers_with_task_running']}/{task['code_action_ms'][OURS]['n']} of "
+            f'ours\' answers offered "{CANCEL_TITLE}" (task running); end: {task["final_message"]}',
         ]
-        for name, entry in list(imports["extra_by_package"].items())[:10]:
-            others = [p for p in entry["packages"] if p != name and name != OWN_GROUP]
-            incl = f", incl. {', '.join(others[:5])}" if others else ""
-            by = ", ".join(entry["imported_by"][:3])
-            via = f"  <- {by}" if by else ""
-            out.append(
-                f"  {entry['self_ms']:7.1f} ms  {name} ({entry['modules']} modules{incl}){via}"
-            )
+    proxy = results.get("proxy")
+    if proxy:
+        out += ["", *render_proxy(proxy)]
+    out += ["", "targets:"]
+    for entry in targets(results):
+        out.append(f"  {_verdict(entry['met']):6}  {entry['target']}: {entry['measured']}")
+    if startup:
+        out += [
+            "",
+            f"interpreter floor (spawn `python -c pass` to exit): "
+            f"{_ms(startup['interpreter_floor_ms'])}",
+        ]
+    imports = results.get("imports")
+    if imports:
+        out += render_imports(imports)
+    profile = results.get("profile")
+    if profile:
+        out += ["", *render_profile(profile)]
     return "\n".join(out)
+
+
+def render_proxy(proxy: Json) -> list[str]:
+    head = ["proxy mode", LABELS[DIRECT], LABELS[PROXY], "ratio", "added (paired median)"]
+    rows: list[list[str]] = []
+    for method in ("hover", "codeAction"):
+        entry = proxy[method]
+        rows.append(
+            [
+                f"{method} median (n={entry[DIRECT]['n']})",
+                _ms(entry[DIRECT]["median"]),
+                _ms(entry[PROXY]["median"]),
+                _x(entry["ratio_median"]),
+                f"{entry['added_ms_median']:+.2f} ms",
+            ]
+        )
+        rows.append(
+            [
+                f"{method} p99",
+                _ms(entry[DIRECT]["p99"]),
+                _ms(entry[PROXY]["p99"]),
+                _x(entry[PROXY]["p99"] / entry[DIRECT]["p99"]),
+                "",
+            ]
+        )
+    rss = proxy["rss_kib"]
+    rows.append(
+        ["RSS, process tree", _mib(rss[DIRECT]), _mib(rss[PROXY]), _x(rss[PROXY] / rss[DIRECT]), ""]
+    )
+    actions = proxy["codeAction"]["actions_returned"]
+    return [
+        *table(head, rows),
+        f"same file ({proxy['lines']:,} generated lines) and positions for both, requests "
+        f"alternating, after one unmeasured pass over every hover position; "
+        f"{proxy['identical_hover_answers']}/{proxy['requests']} hover answers identical; code "
+        f"actions returned: pylsp {actions[DIRECT]}, proxy {actions[PROXY]} (pylsp's + the "
+        f"agent's)",
+    ]
+
+
+def render_imports(imports: Json) -> list[str]:
+    out = [
+        "",
+        f"imports (-X importtime, median of {imports['runs']}): ours "
+        f"{imports['total_self_ms'][OURS]:.0f} ms in {imports['modules'][OURS]} modules, "
+        f"bare {imports['total_self_ms'][BARE]:.0f} ms in {imports['modules'][BARE]}; "
+        f"only in ours: {imports['extra_self_ms']:.0f} ms",
+        "imports only ours makes, by entry point (self times summed over the subtree):",
+    ]
+    for name, entry in list(imports["extra_by_package"].items())[:10]:
+        others = [p for p in entry["packages"] if p != name and name != OWN_GROUP]
+        incl = f", incl. {', '.join(others[:5])}" if others else ""
+        by = ", ".join(entry["imported_by"][:3])
+        via = f"  <- {by}" if by else ""
+        out.append(f"  {entry['self_ms']:7.1f} ms  {name} ({entry['modules']} modules{incl}){via}")
+    return out
+
+
+_ENTRY_FRAMES = (
+    "<frozen runpy>",
+    "asyncio/runners.py",
+    "asyncio/base_events.py",
+    "asyncio/events.py",
+    "pygls/server.py",
+    "agent_lsp/cli.py",
+    "agent_lsp/__main__.py",
+    "loop_probe.py",
+    "<frozen importlib",
+)
+
+
+def _frames(entries: Sequence[Json], n: int, skip_entry: bool = False) -> list[str]:
+    """Top `n` frames; with `skip_entry`, without the start-up and event-loop frames that are
+    in every sample (inclusive lists)."""
+    kept = [e for e in entries if not (skip_entry and any(m in e["frame"] for m in _ENTRY_FRAMES))]
+    return [f"    {e['pct']:5.1f}%  {e['frame']}" for e in kept[:n]]
+
+
+def _chain_text(frames: Sequence[str]) -> str:
+    return " > ".join(frames) if frames else "-"
+
+
+def render_profile(profile: Json) -> list[str]:
+    if "error" in profile:
+        return [f"profile: {profile['error']}"]
+    out = [f"profile (py-spy {profile['rate_hz']} Hz, --nonblocking; main thread, busy samples):"]
+    edits = profile["did_change"]
+    samples = edits["samples"]
+    rate = edits["measured"]["edits_per_s"][OURS]["median"]
+    out += [
+        f"  didChange bursts ({rate:,.0f} edits/s while sampled): "
+        f"{samples['main_thread_busy_samples']} busy / {samples['main_thread_samples']} samples",
+        "   by leaf function:",
+        *_frames(samples["busy_by_leaf"], 6),
+        "   inclusive:",
+        *_frames(samples["busy_inclusive"], 16, skip_entry=True),
+    ]
+    task = profile["task"]
+    measured = task["measured"]
+    latency = measured["code_action_ms"][OURS]
+    samples, stalls = task["samples"], task["stalls"]
+    share = stalls["total_ms"] / 1000 / measured["window_s"]
+    out += [
+        f"  agent task window, ours alone under loop_probe ({measured['window_s']:.1f} s; "
+        f"codeAction median {_ms(latency['median'])}, p99 {_ms(latency['p99'])}, "
+        f"max {_ms(latency['max'])}):",
+        f"   event-loop callbacks of >= {profile['stall_ms']:g} ms in the window: "
+        f"{stalls['count']} ({stalls['over_5ms']} over 5 ms), {stalls['total_ms']:.0f} ms in all "
+        f"({share:.0%} of the window), of which {stalls['cpu_ms']:.0f} ms on the CPU (the rest: "
+        "waiting for the GIL or a CPU); by what ran (n, wall total, CPU total, longest):",
+    ]
+    for group in stalls["groups"][:10]:
+        out.append(
+            f"    n={group['n']:<4} {group['total_ms']:7.1f} ms  cpu {group['cpu_ms']:6.1f} ms  "
+            f"max {group['max_ms']:6.1f} ms  {group['what']}"
+        )
+    out += ["   longest (resumed at -> paused at):"]
+    for entry in stalls["longest"][:3]:
+        out.append(
+            f"    {entry['ms']:7.1f} ms  {entry['what']}: {_chain_text(entry.get('from') or [])}"
+            f"  ->  {_chain_text(entry.get('to') or [])}"
+        )
+    early = task.get("stalls_before_window") or {}
+    if early.get("groups"):
+        out.append("   before the window (start-up, initialized, didOpen), longest callbacks:")
+        for entry in early["longest"][:2]:
+            out.append(
+                f"    {entry['ms']:7.1f} ms  {entry['what']}: {_chain_text(entry.get('to') or [])}"
+            )
+    out += [
+        "   busy samples by event-loop callback:",
+        *_frames(samples["busy_by_loop_callback"], 6),
+        "   by innermost frame of agent_lsp / adapters:",
+        *_frames(samples["busy_by_innermost_own_frame"], 12),
+        "   by leaf function:",
+        *_frames(samples["busy_by_leaf"], 10),
+        "   inclusive:",
+        *_frames(samples["busy_inclusive"], 14, skip_entry=True),
+    ]
+    return out
 
 
 def environment() -> Json:
@@ -977,6 +1336,7 @@ def environment() -> Json:
         "executable": sys.executable,
         "pygls": version("pygls"),
         "lsprotocol": version("lsprotocol"),
+        "python-lsp-server": version("python-lsp-server"),
         "agent_lsp": version("agent-lsp"),
         "git_commit": commit,
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -988,16 +1348,24 @@ def environment() -> Json:
 
 # --------------------------------------------------------------------------- main
 
+SECTIONS = ("startup", "buffers", "task", "edits", "proxy", "imports")
+RESULT_KEYS = {"startup": "startup_ms", "edits": "did_change"}
+
 
 def server_env(home: Path) -> dict[str, str]:
     """Inherited environment minus anything that could point the agent at a real model."""
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "AGENT_LSP_", "XDG_", "PYTHONSTARTUP"))
+        if not k.startswith(("OPENAI_", "AGENT_LSP_", "XDG_", "PYTHONSTARTUP", "GITHUB_", "GH_"))
     }
     env.update(HOME=str(home), AGENT_LSP_BASE_URL=NO_MODEL_URL, PYTHONUNBUFFERED="1")
     return env
+
+
+def find_pylsp(python: str) -> str | None:
+    beside = Path(python).parent / "pylsp"
+    return str(beside) if beside.exists() else shutil.which("pylsp")
 
 
 async def run(args: argparse.Namespace) -> Json:
@@ -1006,65 +1374,141 @@ async def run(args: argparse.Namespace) -> Json:
         home, root = tmp / "home", tmp / "project"
         home.mkdir()
         root.mkdir()
+        only = set(args.only or SECTIONS)
+        copilot, note = (None, "skipped (--no-copilot)")
+        if not args.no_copilot and only & {"startup", "buffers", "task", "edits"}:
+            copilot, note = ensure_copilot(Path(args.cache_dir), args.copilot_version)
+            if copilot is None:
+                _progress(f"Copilot left out: {note}")
         setup = Setup(
             python=args.python,
+            tmp=tmp,
             home=home,
             root=root,
             env=server_env(home),
-            startup_runs=args.startup_runs,
-            requests=args.requests,
-            warmup=args.warmup,
-            sizes=tuple(args.sizes),
-            idle_seconds=args.idle,
-            timeout=args.timeout,
-            import_runs=args.import_runs,
+            copilot=copilot,
+            copilot_note=note,
+            pylsp=find_pylsp(args.python),
+            args=args,
+            servers=(OURS, BARE, COPILOT) if copilot else (OURS, BARE),
         )
-        # The root folder holds the big file before anyone initializes on it.
-        (root / f"big_{setup.sizes[0]}.py").write_text(generate_python(setup.sizes[0]))
+        # The root folder holds a big file before anyone initializes on it.
+        (root / f"big_{args.sizes[0]}.py").write_text(generate_python(args.sizes[0]))
         results: Json = {"meta": environment(), "config": _config(setup)}
-        _progress("start-up ...")
-        results["startup_ms"] = await measure_startup(setup)
-        results["buffers"] = []
-        for n_lines in setup.sizes:
-            _progress(f"{n_lines:,}-line buffer: memory and code actions ...")
-            results["buffers"].append(await measure_buffer(setup, n_lines))
-        if setup.import_runs > 0:
-            _progress("import times ...")
-            results["imports"] = await measure_imports(setup)
+        sections: list[tuple[str, str, Callable[[], Awaitable[Any]]]] = [
+            ("startup", "start-up ...", lambda: measure_startup(setup)),
+            ("buffers", "memory and idle code actions ...", lambda: measure_buffers(setup)),
+            (
+                "task",
+                f"{args.task_lines:,}-line buffer: code actions while an agent task runs ...",
+                lambda: measure_task(setup),
+            ),
+            (
+                "edits",
+                f"{args.task_lines:,}-line buffer: didChange throughput ...",
+                lambda: measure_did_change(setup),
+            ),
+            (
+                "proxy",
+                "proxy mode: pylsp alone vs agent-lsp --wrap pylsp ...",
+                lambda: measure_proxy(setup),
+            ),
+            ("imports", "import times ...", lambda: measure_imports(setup)),
+        ]
+        if args.profile:
+            sections.append(("profile", "profile ...", lambda: measure_profile(setup)))
+        for section, text, measure in sections:
+            if section != "profile" and section not in only:
+                continue
+            if section == "proxy" and setup.pylsp is None:
+                _progress("proxy mode left out: pylsp is not installed")
+                continue
+            if section == "imports" and args.import_runs <= 0:
+                continue
+            _progress(text)
+            try:
+                results[RESULT_KEYS.get(section, section)] = await measure()
+            except ServerError as exc:  # the other sections still run
+                _progress(f"{section} failed: {exc}")
+                results.setdefault("errors", {})[section] = str(exc)
+                REAPER.kill_all()
+        results["targets"] = targets(results)
         return results
     finally:
+        killed = REAPER.kill_all()
+        if killed:
+            _progress(f"killed leftover processes: {', '.join(killed)}")
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _config(setup: Setup) -> Json:
+    args = setup.args
     return {
-        "ours": setup.argv(OURS)[1:],
-        "bare": [str(Path(setup.argv(BARE)[1]).relative_to(REPO_ROOT))],
-        "startup_runs": setup.startup_runs,
-        "requests": setup.requests,
-        "warmup": setup.warmup,
-        "sizes": list(setup.sizes),
-        "idle_seconds": setup.idle_seconds,
-        "timeout_seconds": setup.timeout,
-        "import_runs": setup.import_runs,
+        "servers": list(setup.servers),
+        "commands": {
+            which: [Path(a).name if i == 0 else a for i, a in enumerate(setup.argv(which))]
+            for which in [*setup.servers, *([DIRECT, PROXY] if setup.pylsp else [])]
+        },
+        "copilot": setup.copilot_note,
+        **{
+            key: getattr(args, key)
+            for key in (
+                "startup_runs",
+                "copilot_startup_runs",
+                "requests",
+                "warmup",
+                "sizes",
+                "task_lines",
+                "task_requests",
+                "pace_ms",
+                "task_rounds",
+                "task_model_delay",
+                "edits",
+                "edit_rounds",
+                "proxy_lines",
+                "proxy_requests",
+                "timeout",
+                "import_runs",
+            )
+        },
+        "idle_seconds": args.idle,
     }
-
-
-def _progress(text: str) -> None:
-    print(f"[lsp-bench] {text}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--python", default=sys.executable, help="interpreter for both servers")
-    parser.add_argument("--startup-runs", type=int, default=20, help="spawns per server (>= 10)")
-    parser.add_argument("--requests", type=int, default=1000, help="measured codeActions per size")
-    parser.add_argument("--warmup", type=int, default=20, help="unmeasured codeActions first")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000], help="buffer lines")
-    parser.add_argument("--idle", type=float, default=1.0, help="seconds idle before reading RSS")
-    parser.add_argument("--timeout", type=float, default=15.0, help="seconds per response")
-    parser.add_argument("--import-runs", type=int, default=5, help="-X importtime runs (0: skip)")
-    parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="JSON results file")
+    add = parser.add_argument
+    add("--python", default=sys.executable, help="interpreter for the Python servers")
+    add("--only", nargs="+", choices=SECTIONS, help="run only these sections (default: all)")
+    add("--startup-runs", type=int, default=20, help="spawns per server (>= 10)")
+    add("--copilot-startup-runs", type=int, default=10, help="spawns of Copilot (slow to start)")
+    add("--requests", type=int, default=1000, help="measured idle codeActions per buffer size")
+    add("--warmup", type=int, default=20, help="unmeasured codeActions first")
+    add("--sizes", type=int, nargs="+", default=[5000, 20000], help="idle buffer sizes (lines)")
+    add("--idle", type=float, default=1.0, help="seconds idle before reading RSS")
+    add("--task-lines", type=int, default=20000, help="buffer lines for the task and edit runs")
+    add("--task-requests", type=int, default=1000, help="codeActions while the task runs")
+    add("--pace-ms", type=float, default=5.0, help="pause between codeAction rounds (task)")
+    add("--task-rounds", type=int, default=60, help="tool rounds the fake model asks for")
+    add("--task-model-delay", type=float, default=0.15, help="seconds per fake model turn")
+    add("--edits", type=int, default=1000, help="didChange edits per round")
+    add("--edit-rounds", type=int, default=3, help="rounds of edits per server")
+    add("--proxy-lines", type=int, default=2000, help="lines of the file hovered in proxy mode")
+    add("--proxy-requests", type=int, default=150, help="hovers and codeActions per server")
+    add("--timeout", type=float, default=15.0, help="seconds per response")
+    add("--import-runs", type=int, default=5, help="-X importtime runs (0: skip)")
+    add("--no-copilot", action="store_true", help="leave Copilot's language server out")
+    add("--copilot-version", default=COPILOT_VERSION, help="npm version of Copilot's server")
+    add(
+        "--cache-dir",
+        default=str(Path(tempfile.gettempdir()) / "lsp-bench-cache"),
+        help="where Copilot's server (and py-spy, for --profile) are installed",
+    )
+    add("--profile", action="store_true", help="also sample ours with py-spy (edits, task)")
+    add("--py-spy", help="py-spy executable (default: on PATH, else installed into the cache)")
+    add("--spy-rate", type=int, default=250, help="py-spy samples per second")
+    add("--stall-ms", type=float, default=3.0, help="loop stalls logged from this long (profile)")
+    add("--output", type=Path, default=RESULTS_PATH, help="JSON results file")
     args = parser.parse_args(argv)
 
     try:
@@ -1075,11 +1519,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lsp-bench: interrupted (servers killed)", file=sys.stderr)
         return 130
+    finally:
+        REAPER.kill_all()
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(render(results))
+    for section, error in (results.get("errors") or {}).items():
+        print(f"\n{section} FAILED: {error}")
     print(f"\nresults: {args.output}")
-    return 0
+    return 1 if results.get("errors") else 0
 
 
 if __name__ == "__main__":

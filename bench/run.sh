@@ -1,6 +1,7 @@
 #!/usr/bin/env sh
-# Benchmark agent-lsp against a bare pygls server; results in bench/results/lsp.json.
-# Usage: bench/run.sh [lsp_bench.py options]   (see: bench/run.sh --help)
+# agent-lsp vs a bare pygls server vs GitHub Copilot's language server, and proxy-mode overhead;
+# table on stdout, results in bench/results/lsp.json (see bench/README.md).
+# Usage: bench/run.sh [lsp_bench.py options]   (e.g. --profile, --no-copilot; see --help)
 set -eu
 cd "$(dirname "$0")/.."
 if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi

@@ -115,6 +115,8 @@ local function execute(client, command, arguments, bufnr)
       notify(("agent-lsp: task %s started (:AgentCancel stops it)"):format(result.taskId))
     elseif result.cancelled == false then
       notify("agent-lsp: no task to cancel")
+    elseif command == "agentLsp.showLog" and result.path then
+      vim.cmd("split " .. vim.fn.fnameescape(result.path)) -- the session log, JSON lines
     end
   end, bufnr)
 end
@@ -182,6 +184,9 @@ end
 --- :AgentTask {text}: a free-text task. :AgentCancel: stop the running task, whichever it is.
 function M.task(text) run("agentLsp.runTask", { { task = text } }) end
 function M.cancel() run("agentLsp.cancel", nil) end
+--- :AgentTests: the project's tests (failures become diagnostics). :AgentLog: the session log.
+function M.tests() run("agentLsp.runTests", { { uri = vim.uri_from_bufnr(0) } }) end
+function M.log() run("agentLsp.showLog", { {} }) end
 
 -- Nearest directory upwards holding a root marker; else the file's own directory.
 local function find_root(path)
@@ -241,6 +246,8 @@ function M.setup(opts)
   command("AgentFix", function() M.fix() end, { desc = "agent-lsp: fix the diagnostic here" })
   command("AgentTask", function(a) M.task(a.args) end, { nargs = "+", desc = "agent-lsp: a task" })
   command("AgentCancel", function() M.cancel() end, { desc = "agent-lsp: cancel the task" })
+  command("AgentTests", function() M.tests() end, { desc = "agent-lsp: run the tests" })
+  command("AgentLog", function() M.log() end, { desc = "agent-lsp: open the session log" })
 end
 
 return M
