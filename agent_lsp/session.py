@@ -219,6 +219,7 @@ class Session:
                 raise AgentLspError("no interrupted task to resume")
             task = checkpoint.task
         await self.tell_safety(channel)
+        await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
         agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN)
         options = self.settings.memory

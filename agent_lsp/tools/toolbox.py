@@ -53,16 +53,20 @@ class ToolBox:
         self.timeout = timeout
         self.slow_timeout = slow_timeout
         self.keeper = keeper
+        self._specs: list[ToolSpec] | None = None
 
     def specs(self) -> list[ToolSpec]:
-        return [
-            ToolSpec(
-                name=t.name,
-                description=t.description,
-                parameters=compact_schema(t.args_model.model_json_schema()),
-            )
-            for t in self.tools.values()
-        ]
+        """What the model sees of every tool (built once: the schemas do not change)."""
+        if self._specs is None:
+            self._specs = [
+                ToolSpec(
+                    name=t.name,
+                    description=t.description,
+                    parameters=compact_schema(t.args_model.model_json_schema()),
+                )
+                for t in self.tools.values()
+            ]
+        return self._specs
 
     async def call(self, call: ToolCall) -> ToolResult:
         result = await self._call(call)
