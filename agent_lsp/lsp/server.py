@@ -16,6 +16,7 @@ from agent_lsp import __version__
 from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, EXPLAIN_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.convert import uri_to_path
+from agent_lsp.lsp.documents import use_line_store
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
 from agent_lsp.lsp.questions import ANSWER, answer_actions
@@ -86,6 +87,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.feature(t.INITIALIZE)
     def initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
+        use_line_store(ls.workspace)  # fast incremental didChange on big buffers
         ls.roots, ls.options = _roots_of(params), params.initialization_options
         info = params.client_info
         ls.client_name = f"{info.name} {info.version or ''}".strip() if info else ""
