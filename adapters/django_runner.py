@@ -10,14 +10,13 @@ from pathlib import Path
 
 from adapters.locate import innermost
 from adapters.pyenv import child_env, python_env, python_hint
-from adapters.results import CommandResult, TestFailure, TestReport, cap_text
+from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell
 from adapters.unittest_runner import dotted_targets, test_id_from_dotted
 
 __all__ = ["DjangoRunner", "parse_unittest_text"]
 
 _FAILURE_LIMIT = 4000
-_CONSOLE_LIMIT = 20_000
 _RAN = re.compile(r"^Ran (\d+) tests? in ([\d.]+)s", re.MULTILINE)
 _RESULT = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.MULTILINE)
 _HEADER = re.compile(
@@ -112,16 +111,4 @@ def _build_report(result: CommandResult, run_root: Path, timeout: float) -> Test
         file, line = where if where else (None, None)
         output = cap_text(result.output, _FAILURE_LIMIT)
         failures.append(TestFailure("manage.py test", file, line, message, output))
-    return TestReport(
-        runner="django",
-        command=result.argv,
-        duration=result.duration,
-        failures=tuple(failures),
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        output=cap_text(result.output, _CONSOLE_LIMIT),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        errors=counts["errors"],
-        skipped=counts["skipped"],
-    )
+    return command_report("django", result, counts, failures)

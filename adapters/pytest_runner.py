@@ -15,13 +15,12 @@ from pathlib import Path
 
 from adapters.locate import innermost
 from adapters.pyenv import child_env, python_env, python_hint
-from adapters.results import CommandResult, TestFailure, TestReport, cap_text
+from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell
 
 __all__ = ["PytestRunner"]
 
 _FAILURE_LIMIT = 4000
-_CONSOLE_LIMIT = 20_000
 _COLLECTING = re.compile(r"ERROR collecting (\S+)")
 _SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
@@ -138,19 +137,7 @@ def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: f
     if result.exit_code not in (0, 5) and not counts["failed"] and not counts["errors"]:
         counts["errors"] = 1
         failures.append(_console_failure(result, run_root, timeout))
-    return TestReport(
-        runner="pytest",
-        command=result.argv,
-        duration=result.duration,
-        failures=tuple(failures),
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        output=cap_text(result.output, _CONSOLE_LIMIT),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        errors=counts["errors"],
-        skipped=counts["skipped"],
-    )
+    return command_report("pytest", result, counts, failures)
 
 
 def _junit_cases(junit: Path) -> list[ET.Element] | None:

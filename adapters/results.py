@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["CommandResult", "TestFailure", "TestReport", "cap_text", "environment_report"]
+__all__ = [
+    "CommandResult",
+    "TestFailure",
+    "TestReport",
+    "cap_text",
+    "command_report",
+    "environment_report",
+]
 
 
 def cap_text(text: str, limit: int, head: int | None = None) -> str:
@@ -106,4 +114,29 @@ def environment_report(runner: str, hint: str, command: tuple[str, ...] = ()) ->
         timed_out=False,
         output=hint,
         hint=hint,
+    )
+
+
+CONSOLE_LIMIT = 20_000
+
+
+def command_report(
+    runner: str,
+    result: CommandResult,
+    counts: Mapping[str, int],
+    failures: Sequence[TestFailure],
+) -> TestReport:
+    """A report from a finished command, its counts and its failures (console output capped)."""
+    return TestReport(
+        runner=runner,
+        command=result.argv,
+        duration=result.duration,
+        failures=tuple(failures),
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        output=cap_text(result.output, CONSOLE_LIMIT),
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["errors"],
+        skipped=counts["skipped"],
     )

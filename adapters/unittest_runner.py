@@ -16,13 +16,12 @@ from typing import Any, cast
 from adapters import unittest_main
 from adapters.locate import innermost, project_path
 from adapters.pyenv import child_env, python_env, python_hint
-from adapters.results import CommandResult, TestFailure, TestReport, cap_text
+from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell
 
 __all__ = ["UnittestRunner", "dotted_targets", "test_id_from_dotted"]
 
 _FAILURE_LIMIT = 4000
-_CONSOLE_LIMIT = 20_000
 _FAILED_LOAD = "unittest.loader._FailedTest."
 _SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build"})
 
@@ -180,16 +179,4 @@ def _build_report(result: CommandResult, out: Path, run_root: Path, timeout: flo
         failures.append(
             TestFailure("unittest", file, line, message, cap_text(result.output, _FAILURE_LIMIT))
         )
-    return TestReport(
-        runner="unittest",
-        command=result.argv,
-        duration=result.duration,
-        failures=tuple(failures),
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        output=cap_text(result.output, _CONSOLE_LIMIT),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        errors=counts["errors"],
-        skipped=counts["skipped"],
-    )
+    return command_report("unittest", result, counts, failures)
