@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from adapters import PosixShell, describe_project, detect_toolchain
+from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.errors import AgentLspError
@@ -137,14 +138,26 @@ class Session:
         return f"{self._profile}\n{status}"
 
     @property
-    def verifier(self) -> Verifier | None:
+    def checker(self) -> Verifier:
+        """The shadow copy and the test runner (if the project has one) behind every check."""
         if self._verifier is None:
-            adapter = detect_toolchain(self.root)
-            if adapter is not None:
-                self._verifier = Verifier(
-                    self.root, adapter, self.shell, self.settings.tests.timeout, self.diagnostics
-                )
+            self._verifier = Verifier(
+                self.root,
+                detect_toolchain(self.root),
+                self.shell,
+                self.settings.tests.timeout,
+                self.diagnostics,
+            )
         return self._verifier
+
+    @property
+    def verifier(self) -> Verifier | None:
+        """The checker, when the project has a test runner."""
+        return self.checker if self.checker.adapter is not None else None
+
+    async def lint(self, channel: EditorChannel) -> list[LintIssue]:
+        """The project's linters on the editor's text (`lint.enabled`)."""
+        return await self.checker.lint(Workspace(self.root, channel, self.gate(channel)))
 
     def tools(self, workspace: Workspace, channel: EditorChannel) -> list[Tool]:
         """Every tool of the contract, in the order the model sees them."""

@@ -84,6 +84,14 @@ class TestSettings(_Section):
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
 
 
+class LintSettings(_Section):
+    enabled: bool = Field(
+        False,
+        description="Run the project's linters and compilers (ruff or pyflakes, go vet, tsc) on "
+        "open and save, on the editor's text, and publish what they find as diagnostics.",
+    )
+
+
 class MemorySettings(_Section):
     distill: bool = Field(
         True,
@@ -146,6 +154,7 @@ class Settings(_Section):
         default_factory=lambda: SuggestionSettings.model_validate({})
     )
     tests: TestSettings = Field(default_factory=lambda: TestSettings.model_validate({}))
+    lint: LintSettings = Field(default_factory=lambda: LintSettings.model_validate({}))
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
 
 

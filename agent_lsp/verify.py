@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
+from adapters.linters import LintIssue, run_linters
 from agent_lsp.diagnostics import DiagnosticStore
+from agent_lsp.errors import WorkspaceError
 from agent_lsp.workspace import Workspace
 
 
@@ -19,7 +21,7 @@ class Verifier:
     def __init__(
         self,
         root: Path,
-        adapter: ToolchainAdapter,
+        adapter: ToolchainAdapter | None,
         shell: Shell,
         timeout: float,
         diagnostics: DiagnosticStore | None = None,
@@ -36,6 +38,8 @@ class Verifier:
         self.last_report_edit_count = -1
 
     async def run(self, workspace: Workspace, targets: Sequence[str] = ()) -> TestReport:
+        if self.adapter is None:
+            raise WorkspaceError("no test runner found for this project")
         async with self._lock:
             edit_count = workspace.edit_count
             overlays = workspace.overlays()
@@ -51,6 +55,12 @@ class Verifier:
                 if self.diagnostics is not None:
                     self.diagnostics.set_test_results(self.root, report)
             return report
+
+    async def lint(self, workspace: Workspace) -> list[LintIssue]:
+        """The project's linters on the editor's text (the same shadow copy as the tests)."""
+        async with self._lock:
+            run_root = await asyncio.to_thread(self._shadow.sync, workspace.overlays())
+            return await run_linters(self.root, run_root, shell=self.shell, timeout=self.timeout)
 
     def passed_since(self, workspace: Workspace) -> bool:
         """Whether a full run passed on the current text (no edit since)."""

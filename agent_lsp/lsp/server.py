@@ -213,6 +213,10 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         task_id = _first_dict(args).get("taskId")
         return {"cancelled": ls.state.tasks.cancel(str(task_id) if task_id else None)}
 
+    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AgentLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
+        ls.state.opened(params.text_document.uri)
+
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
         ls.state.saved(params.text_document.uri)

@@ -15,6 +15,7 @@ from lsprotocol import types as t
 from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
+from agent_lsp.lsp.lintruns import LintRuns
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
 from agent_lsp.lsp.questions import Questions
@@ -54,6 +55,7 @@ class AgentState:
         self.suggestions = Suggestions(self, store)
         self.test_runs = TestRuns(server)
         self._jobs: set[asyncio.Task[None]] = set()
+        self.lints = LintRuns(server, self.publisher)
 
     @property
     def session(self) -> Session:
@@ -171,6 +173,10 @@ class AgentState:
         session = self.session_for(uri)
         if session.settings.tests.run_on_save:
             self.test_runs.start(session, None)
+        self.lints.start(session)
+
+    def opened(self, uri: str) -> None:
+        self.lints.start(self.session_for(uri))
 
     async def apply_proposal(self, proposal_id: str) -> dict[str, Any]:
         proposal = self.proposals.find(proposal_id)
