@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_lsp.lsp.questions import Questions
 
 log = logging.getLogger(__name__)
+CANCEL_GRACE = 5.0  # seconds
 
 _MESSAGE_TYPE = {
     TaskStatus.COMPLETED: t.MessageType.Info,
@@ -47,6 +48,7 @@ class TaskManager:
         self.proposals = proposals
         self.questions = questions
         self.user_cancelled = False
+        self.tokens: dict[str, str | None] = {}
         self.running: tuple[str, asyncio.Task[None]] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
 
@@ -84,8 +86,25 @@ class TaskManager:
         if self.running is None or (task_id and task_id != self.running[0]):
             return False
         self.user_cancelled = by_user
-        self.running[1].cancel()
+        task_id, job = self.running
+        job.cancel()
+        # A step that does not yield to the cancel (a request stuck in a client library's
+        # cleanup) must not keep the user waiting: report it cancelled after a grace period.
+        asyncio.get_running_loop().call_later(CANCEL_GRACE, self._abandon, task_id)
         return True
+
+    def _abandon(self, task_id: str) -> None:
+        if task_id in self.outcomes or self.running is None or self.running[0] != task_id:
+            return
+        log.warning(
+            "task %s did not stop within %s s of its cancel; reported cancelled",
+            task_id,
+            CANCEL_GRACE,
+        )
+        self.running = None
+        outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
+        self.outcomes[task_id] = outcome
+        self._finish(self.tokens.get(task_id), task_id, outcome)
 
     async def _run(
         self,
@@ -97,6 +116,7 @@ class TaskManager:
         resume: bool = False,
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
+        self.tokens[task_id] = token
         channel = LspEditorChannel(
             self.server,
             session.settings.edit_timeout,
@@ -115,7 +135,10 @@ class TaskManager:
             log.exception("agent task %s crashed", task_id)
             outcome = TaskOutcome(status=TaskStatus.ERROR, summary=f"internal error: {exc!r}")
         finally:
-            self.running = None
+            if self.running is not None and self.running[0] == task_id:
+                self.running = None
+        if task_id in self.outcomes:  # already reported (abandoned after a cancel)
+            return
         self.outcomes[task_id] = outcome
         if quiet:
             log.info("background task %s: %s", task_id, outcome.summary)
