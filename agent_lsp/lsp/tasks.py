@@ -130,7 +130,10 @@ class TaskManager:
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
             if self.user_cancelled:  # a deliberate cancel is not offered for resuming later
-                session.discard_resume()
+                try:
+                    session.discard_resume()
+                except Exception:  # the outcome is still reported
+                    log.exception("could not discard the cancelled task's checkpoint")
         except Exception as exc:  # reported to the user; the server stays up
             log.exception("agent task %s crashed", task_id)
             outcome = TaskOutcome(status=TaskStatus.ERROR, summary=f"internal error: {exc!r}")
