@@ -140,6 +140,11 @@ class TaskManager:
         finally:
             if self.running is not None and self.running[0] == task_id:
                 self.running = None
+        if outcome.status is TaskStatus.CANCELLED:
+            # Sent apart from the cancel command's answer: Emacs' jsonrpc can leave a message
+            # that arrives in the same read as a sync request's answer unhandled until more
+            # output comes (seen with eglot 1.9 in batch).
+            await asyncio.sleep(0.1)
         if task_id in self.outcomes:  # already reported (abandoned after a cancel)
             return
         self.outcomes[task_id] = outcome
