@@ -109,7 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tcp:
             server.start_tcp(args.host, args.tcp)
         else:
-            server.start_io()
+            from agent_lsp.lsp.stdio import serve_stdio
+
+            serve_stdio(server)
         return EXIT_OK
 
     from agent_lsp import commands

@@ -52,8 +52,6 @@ class Verifier:
                 self.last_report_edit_count = edit_count
                 if self.diagnostics is not None:
                     self.diagnostics.set_test_results(self.root, report)
-                if self.diagnostics is not None:
-                    self.diagnostics.set_test_results(self.root, report)
             return report
 
     async def lint(self, workspace: Workspace) -> list[LintIssue]:

@@ -13,7 +13,7 @@ from pygls.exceptions import JsonRpcException
 
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.fileio import atomic_write
-from agent_lsp.lsp.convert import uri_to_path
+from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.textedit import minimal_edit
 from agent_lsp.messages import AgentEvent
 
@@ -61,9 +61,9 @@ class LspEditorChannel:
     def _open_documents(self) -> dict[Path, TextDocument]:
         docs: dict[Path, TextDocument] = {}
         for uri, doc in self.server.workspace.text_documents.items():
-            path = uri_to_path(uri)
+            path = resolved_path(uri)
             if path is not None:
-                docs[path.resolve()] = doc
+                docs[path] = doc
         return docs
 
     def buffers(self) -> Mapping[Path, str]:

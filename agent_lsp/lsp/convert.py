@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -17,6 +18,15 @@ def uri_to_path(uri: str) -> Path | None:
     if parsed.scheme != "file":
         return None
     return Path(unquote(parsed.path))
+
+
+@lru_cache(maxsize=4096)
+def resolved_path(uri: str) -> Path | None:
+    """`uri_to_path(uri).resolve()`, remembered per URI: code actions and the agent's buffer
+    snapshots need it on every call, and resolving costs a system call per path component.
+    (A symlink re-pointed while the server runs keeps its old target here.)"""
+    path = uri_to_path(uri)
+    return path.resolve() if path is not None else None
 
 
 def diagnostic_info(diagnostic: t.Diagnostic) -> DiagnosticInfo:

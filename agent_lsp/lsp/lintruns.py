@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from adapters.linters import LintIssue
+from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.session import Session
@@ -23,8 +24,11 @@ log = logging.getLogger(__name__)
 class LintRuns:
     """One lint run at a time per server; a request during a run queues one more run."""
 
-    def __init__(self, server: LanguageServer, publisher: AgentDiagnostics) -> None:
+    def __init__(
+        self, server: LanguageServer, publisher: AgentDiagnostics, worker: AgentThread
+    ) -> None:
         self.server = server
+        self.worker = worker  # linting shares the session's shadow copy with the agent's tests
         self.publisher = publisher
         self.running: asyncio.Task[None] | None = None
         self.again = False
@@ -42,8 +46,9 @@ class LintRuns:
         while True:
             self.again = False
             channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+            remote = CrossLoopChannel(channel, asyncio.get_running_loop())
             try:
-                issues = await session.lint(channel)
+                issues = await self.worker.run(session.lint(remote))
             except Exception:  # a linter failing is logged, never fatal
                 log.exception("lint run failed")
                 return

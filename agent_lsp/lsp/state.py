@@ -6,6 +6,7 @@ pygls server: pydantic, the core and the adapters load here, not at start-up."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as t
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
-from agent_lsp.lsp.convert import diagnostic_info, uri_to_path
+from agent_lsp.lsp.convert import diagnostic_info, resolved_path, uri_to_path
 from agent_lsp.lsp.lintruns import LintRuns
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
@@ -42,6 +44,11 @@ class AgentState:
         model_factory: Callable[[Settings], Model] | None,
     ) -> None:
         self.server = server
+        self._home_thread = threading.get_ident()
+        try:
+            self._home: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # built outside a loop (tests): everything runs on this thread
+            self._home = None
         self.options = options if isinstance(options, dict) else None
         self.model_factory = model_factory
         self.publisher = AgentDiagnostics(server)
@@ -53,9 +60,9 @@ class AgentState:
         self.tasks = TaskManager(server, self.proposals, self.questions)
         store = ProposalStore(server, self.session.root, self.publisher, markers=False)
         self.suggestions = Suggestions(self, store)
-        self.test_runs = TestRuns(server)
+        self.test_runs = TestRuns(server, self.tasks.worker)
         self._jobs: set[asyncio.Task[None]] = set()
-        self.lints = LintRuns(server, self.publisher)
+        self.lints = LintRuns(server, self.publisher, self.tasks.worker)
 
     @property
     def session(self) -> Session:
@@ -63,9 +70,8 @@ class AgentState:
         return next(iter(self.sessions.values()))
 
     def session_for(self, uri: str | None) -> Session:
-        path = uri_to_path(uri) if uri else None
-        if path is not None:
-            resolved = path.resolve()
+        resolved = resolved_path(uri) if uri else None
+        if resolved is not None:
             owners = [r for r in self.sessions if resolved.is_relative_to(r)]
             if owners:
                 return self.sessions[max(owners, key=lambda r: len(r.parts))]
@@ -80,7 +86,9 @@ class AgentState:
         model = self.model_factory(loaded.settings) if self.model_factory else None
         session = Session(root, loaded.settings, model)
         session.diagnostics.listeners.append(
-            lambda paths: publish_test_diagnostics(self.server, self.publisher, session, paths)
+            lambda paths: self.at_home(
+                publish_test_diagnostics, self.server, self.publisher, session, paths
+            )
         )
         self.sessions[root] = session
 
@@ -98,10 +106,10 @@ class AgentState:
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
         """Remember what the editor showed, for the get_diagnostics tool."""
-        path = uri_to_path(uri)
+        path = resolved_path(uri)
         if path is not None:
             seen = [diagnostic_info(d) for d in diagnostics if d.source != "agent-lsp"]
-            self.session_for(uri).diagnostics.seen_in_editor(path.resolve(), seen)
+            self.session_for(uri).diagnostics.seen_in_editor(path, seen)
         self.suggestions.on_diagnostics(uri, diagnostics)
 
     def apply_editor_settings(self, options: Any) -> None:
@@ -236,7 +244,7 @@ class AgentState:
 
         async def save() -> None:
             try:
-                result = await session.remember(note)
+                result = await self.tasks.worker.run(session.remember(note))  # the model's loop
             except AgentLspError as exc:
                 self._tell(t.MessageType.Warning, str(exc))
                 return
@@ -273,8 +281,9 @@ class AgentState:
 
         async def revert() -> None:
             channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+            remote = CrossLoopChannel(channel, asyncio.get_running_loop())
             try:
-                report = await session.undo(channel, steps, task_id)
+                report = await self.tasks.worker.run(session.undo(remote, steps, task_id))
             except AgentLspError as exc:
                 self._tell(t.MessageType.Warning, str(exc))
                 return
@@ -299,6 +308,14 @@ class AgentState:
         elif answer == "Discard":
             session.discard_resume()
 
+    def at_home(self, function: Callable[..., object], *args: Any) -> None:
+        """Call `function` on the server's loop (pygls is not thread-safe): at once when called
+        there, else soon (from the agent thread)."""
+        if threading.get_ident() == self._home_thread or self._home is None:
+            function(*args)
+        else:
+            self._home.call_soon_threadsafe(function, *args)
+
     def background(self, job: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(job)
         self._jobs.add(task)
@@ -308,6 +325,7 @@ class AgentState:
         self.tasks.cancel(by_user=False)
         for session in self.sessions.values():
             session.close()
+        self.tasks.worker.close()
 
 
 def _relative(root: Path, path: Path) -> str:

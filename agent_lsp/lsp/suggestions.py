@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
-from agent_lsp.lsp.convert import uri_to_path
+from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.proposals import REJECT, Proposal, ProposalStore
 
 if TYPE_CHECKING:
@@ -98,5 +98,5 @@ class Suggestions:
 
 
 def _key(uri: str, diagnostic: t.Diagnostic) -> tuple[str, int, str]:
-    path = uri_to_path(uri)
-    return (str(path.resolve()) if path else uri, diagnostic.range.start.line, diagnostic.message)
+    path = resolved_path(uri)
+    return (str(path) if path else uri, diagnostic.range.start.line, diagnostic.message)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from agent_lsp.errors import TaskBusyError
+from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
@@ -36,7 +37,8 @@ _MESSAGE_TYPE = {
 
 
 class TaskManager:
-    """One agent task at a time per server; commands return at once with its id."""
+    """One agent task at a time per server; commands return at once with its id. The task
+    itself runs on the agent thread's loop (`agent_thread`), never on the server's."""
 
     def __init__(
         self,
@@ -51,6 +53,7 @@ class TaskManager:
         self.tokens: dict[str, str | None] = {}
         self.running: tuple[str, asyncio.Task[None]] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.worker = AgentThread()
 
     @property
     def running_id(self) -> str | None:
@@ -125,8 +128,9 @@ class TaskManager:
             self.questions,
             (session.root / task.path).as_uri() if task.path else None,
         )
+        remote = CrossLoopChannel(channel, asyncio.get_running_loop())
         try:
-            outcome = await session.run_task(task, channel, resume=resume)
+            outcome = await self.worker.run(session.run_task(task, remote, resume=resume))
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
             if self.user_cancelled:  # a deliberate cancel is not offered for resuming later

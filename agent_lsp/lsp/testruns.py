@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from agent_lsp.fileio import read_disk_text
+from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.lsp.textedit import lsp_lines
@@ -28,8 +29,9 @@ class TestRuns:
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, worker: AgentThread) -> None:
         self.server = server
+        self.worker = worker  # runs use the session's test runner, as agent tasks do
         self.running: asyncio.Task[None] | None = None
 
     def start(self, session: Session, target: Path | None) -> dict[str, str]:
@@ -49,10 +51,10 @@ class TestRuns:
         if verifier is None:
             return
         channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
-        workspace = Workspace(session.root, channel)
+        workspace = Workspace(session.root, CrossLoopChannel(channel, asyncio.get_running_loop()))
         targets = [workspace.relative(target)] if target is not None else []
         try:
-            report = await verifier.run(workspace, targets)
+            report = await self.worker.run(verifier.run(workspace, targets))
         except Exception as exc:  # reported, never fatal
             log.exception("test run failed")
             self._show(t.MessageType.Error, f"agent-lsp: tests could not run: {exc!r}")
