@@ -174,7 +174,9 @@ def test_diagnostic_store_is_safe_across_threads() -> None:
     def write() -> None:
         i = 0
         while not stop.is_set():
-            store.seen_in_editor(Path(f"/p/{i % 5}.py"), [DiagnosticInfo(message="m", line=i % 300)])
+            store.seen_in_editor(
+                Path(f"/p/{i % 5}.py"), [DiagnosticInfo(message="m", line=i % 300)]
+            )
             i += 1
 
     writer = threading.Thread(target=write)

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from agent_lsp.lsp.stdio import loop_readable
 
@@ -47,11 +48,11 @@ def answers(out: bytes) -> dict[int, dict[str, object]]:
     return found
 
 
-def serve(tmp_path: Path, stdin: int | object) -> subprocess.CompletedProcess[bytes]:
+def serve(tmp_path: Path, stdin: BinaryIO) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_LSP_"))}
     return subprocess.run(
         [sys.executable, "-m", "agent_lsp", "serve"],
-        stdin=stdin,  # pyright: ignore[reportArgumentType]
+        stdin=stdin,
         capture_output=True,
         cwd=tmp_path,
         env={**env, "HOME": str(tmp_path)},
@@ -63,7 +64,7 @@ def serve(tmp_path: Path, stdin: int | object) -> subprocess.CompletedProcess[by
 def test_pipe_is_read_by_the_loop(tmp_path: Path) -> None:
     read, write = os.pipe()
     try:
-        with os.fdopen(read, "rb", closefd=False) as into, open(tmp_path / "o", "wb") as out:
+        with os.fdopen(read, "rb", closefd=False) as into, (tmp_path / "o").open("wb") as out:
             assert loop_readable(into, out)
             assert not loop_readable(out, out)  # a regular file
     finally:
@@ -76,7 +77,7 @@ def test_a_socket_shared_with_stdout_is_not(tmp_path: Path) -> None:
     try:
         with left.makefile("rb") as into, left.makefile("wb") as out:
             assert not loop_readable(into, out)  # one open file both ways
-        with left.makefile("rb") as into, open(tmp_path / "o", "wb") as out:
+        with left.makefile("rb") as into, (tmp_path / "o").open("wb") as out:
             assert loop_readable(into, out)
     finally:
         left.close()
