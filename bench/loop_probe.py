@@ -3,7 +3,9 @@
 Used by `lsp_bench.py --profile` to tell which piece of work held the server's event loop while a
 request waited. Each callback (a task step, a `call_soon` handle, a timer) that runs for at least
 `LSP_BENCH_STALL_MS` milliseconds (default 3) is appended to the file `LSP_BENCH_STALL_LOG` as
-`{"at": s, "ms": ms, "cpu_ms": ms, "what": ..., "from": ..., "to": ...}`, where `cpu_ms` is the
+`{"at": s, "ms": ms, "cpu_ms": ms, "thread": name, "what": ..., "from": ..., "to": ...}`, where
+`thread` names the loop's thread (`MainThread`: the server's loop; agent tasks run on a loop in a
+thread of their own, whose callbacks delay requests only through the GIL), `cpu_ms` is the
 CPU time the loop's thread got meanwhile (the rest it waited: for the GIL, held by a worker
 thread, or for a CPU, taken by other processes). For a task step, `from` is where its
 coroutine chain was suspended before the step and `to` where it is suspended after it (so the
@@ -21,6 +23,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +89,7 @@ def install(log: TextIO) -> None:
                 "at": round(start - T0, 4),
                 "ms": round(took * 1000, 3),
                 "cpu_ms": round((time.thread_time() - start_cpu) * 1000, 3),
+                "thread": threading.current_thread().name,
                 "what": _describe(callback),
                 "from": before,
                 "to": _chain(task.get_coro()) if task is not None else [],

@@ -10,9 +10,14 @@ the incremental figures can modify files. On that copy:
   `refresh()` after that file changed on disk (walk + stat of the whole tree, one parse);
   medians of 20;
 - no-op `refresh()` (nothing changed: the walk and stats alone) and the queries
-  `definitions()` / `references()` on the built index.
+  `definitions()` / `references()` on the built index;
+- extraction in a child process (`ProcessExtractor`): the full build through it (in the rounds
+  above, child start included), and what a main thread ticking every 0.2 ms sees while a worker
+  thread extracts the 20,000-line buffer of `lsp_workloads.generate_python(20000)` or builds the
+  whole index, in-process and through the child: the longest gap between its ticks (how long
+  the event loop of a language server would be kept off the CPU) and the wall time.
 
-Run: `.venv/bin/python bench/symbols_bench.py` (about a minute on 2 cores); the figures go to
+Run: `.venv/bin/python bench/symbols_bench.py` (about 1.5 minutes on 2 cores); the figures go to
 stdout and `bench/results/symbols.json`. Needs `ctags` (universal-ctags) on PATH for the
 comparison; without it the ctags rows are left out.
 """
@@ -31,6 +36,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -41,12 +47,18 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
-from agent_lsp.symbols import SymbolIndex  # noqa: E402
+from lsp_workloads import generate_python  # noqa: E402
+
+from agent_lsp.symbols import SymbolIndex, extract  # noqa: E402
+from agent_lsp.symbols.index import Extractor  # noqa: E402
 from agent_lsp.symbols.model import Engine  # noqa: E402
+from agent_lsp.symbols.worker import ProcessExtractor  # noqa: E402
 
 RESULTS_PATH = BENCH_DIR / "results" / "symbols.json"
 SUFFIXES = (".py", ".pyi")
 BIG = 1 << 30  # no file-size limit here: ctags has none either
+BUFFER_LINES = 20_000
+TICK_S = 0.0002
 
 
 def copy_tree(source: Path, target: Path) -> tuple[int, int, int]:
@@ -105,20 +117,122 @@ def rss_mib() -> float | None:
     return None
 
 
-def traced_heap(tree: Path) -> dict[str, float]:
+def traced_heap(tree: Path, extractor: Extractor | None = None) -> dict[str, float]:
     """Python heap held by a tree-sitter index of the tree (tracemalloc), and the build's peak."""
     tracemalloc.start()
-    index = build(tree, "tree-sitter")
+    index = build(tree, "tree-sitter", extractor)
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     del index
     return {"live": current / 2**20, "peak": peak / 2**20}
 
 
-def build(tree: Path, engine: Engine) -> SymbolIndex:
-    index = SymbolIndex(tree, engine=engine, max_file_bytes=BIG, skip_dirs={"site-packages"})
+def build(tree: Path, engine: Engine, extractor: Extractor | None = None) -> SymbolIndex:
+    index = SymbolIndex(
+        tree, engine=engine, max_file_bytes=BIG, skip_dirs={"site-packages"}, extractor=extractor
+    )
     index.refresh()
     return index
+
+
+def build_in_child(tree: Path, indexes: dict[str, SymbolIndex]) -> tuple[float, float, float]:
+    """(wall, CPU of both processes, CPU of this one) of a tree-sitter build through a fresh
+    `ProcessExtractor`: its child starts on the first batch and is stopped (and so counted in
+    RUSAGE_CHILDREN) afterwards."""
+    gc.collect()
+    children, cpu, start = children_cpu(), time.process_time(), time.perf_counter()
+    with ProcessExtractor() as extractor:
+        indexes["child process"] = build(tree, "tree-sitter", extractor)
+        wall, own = time.perf_counter() - start, time.process_time() - cpu
+    return wall, own + children_cpu() - children, own
+
+
+def ticking(action: Callable[[], object]) -> tuple[float, float, float]:
+    """Run `action` in a worker thread while this thread sleeps 0.2 ms at a time: (wall seconds
+    of `action`, longest gap in seconds between two of this thread's ticks meanwhile, longest
+    pause of the garbage collector meanwhile)."""
+    done = threading.Event()
+    wall: list[float] = []
+    pauses = [0.0]
+    started = [0.0]
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            started[0] = now
+        else:
+            pauses.append(now - started[0])
+
+    def work() -> None:
+        start = time.perf_counter()
+        try:
+            action()
+        finally:
+            wall.append(time.perf_counter() - start)
+            done.set()
+
+    gc.collect()
+    worker = threading.Thread(target=work)
+    gc.callbacks.append(collecting)
+    longest, last = 0.0, time.perf_counter()
+    worker.start()
+    while not done.is_set():
+        time.sleep(TICK_S)
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    worker.join()
+    gc.callbacks.remove(collecting)
+    return wall[0], longest, max(pauses)
+
+
+def idle_gap(seconds: float) -> float:
+    """The longest gap between ticks with nothing else running: the floor of `ticking`."""
+    return ticking(lambda: time.sleep(seconds))[1]
+
+
+def gap_summary(measured: list[tuple[float, float, float]]) -> dict[str, Any]:
+    walls, gaps, pauses = ([m[i] for m in measured] for i in range(3))
+    return {
+        "wall_median_s": statistics.median(walls),
+        "gap_median_s": statistics.median(gaps),
+        "gap_max_s": max(gaps),
+        "gc_pause_max_s": max(pauses),
+        "wall_samples_s": walls,
+        "gap_samples_s": gaps,
+    }
+
+
+def bench_blocking(tree: Path, runs: int) -> dict[str, Any]:
+    """Event-loop gaps while a worker thread extracts the big buffer (`runs` times each way,
+    alternating) and while it builds the whole index (once each way)."""
+    buffer = generate_python(BUFFER_LINES)
+    with ProcessExtractor() as extractor:
+        first = ticking(lambda: extractor(buffer, "python"))  # starts the child
+        assert extractor(buffer, "python") == extract(buffer, "python"), "results differ"
+        in_process: list[tuple[float, float, float]] = []
+        in_child: list[tuple[float, float, float]] = []
+        for _ in range(runs):
+            in_process.append(ticking(lambda: extract(buffer, "python")))
+            in_child.append(ticking(lambda: extractor(buffer, "python")))
+        assert extractor.crashes == 0 and extractor.served == runs + 2, "the child did not serve"
+    with ProcessExtractor() as extractor:
+        child_build = ticking(lambda: build(tree, "tree-sitter", extractor))
+    plain_build = ticking(lambda: build(tree, "tree-sitter"))
+    return {
+        "tick_s": TICK_S,
+        "idle_gap_s": idle_gap(0.5),
+        "buffer": {
+            "lines": BUFFER_LINES,
+            "bytes": len(buffer.encode()),
+            "in_process": gap_summary(in_process),
+            "child_process": gap_summary(in_child),
+            "child_process_first_call": gap_summary([first]),
+        },
+        "build": {
+            "in_process": gap_summary([plain_build]),
+            "child_process": gap_summary([child_build]),
+        },
+    }
 
 
 def find_ctags() -> tuple[str, str] | None:
@@ -218,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="rounds of full builds")
     parser.add_argument("--incremental-runs", type=int, default=20)
     parser.add_argument("--changed", default="argparse.py", help="file changed incrementally")
+    parser.add_argument("--gap-runs", type=int, default=5, help="extractions of the big buffer")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH)
     args = parser.parse_args(argv)
 
@@ -228,10 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         found_ctags = find_ctags()
         rss_before = rss_mib()
         # rounds interleave ctags and both engines, so load from other processes hits all alike
-        names = ("ctags", "tree-sitter", "regex", "parse")
+        names = ("ctags", "tree-sitter", "regex", "parse", "child process")
         samples: dict[str, list[float]] = {name: [] for name in names}  # wall seconds
         cpu: dict[str, list[float]] = {name: [] for name in names}  # CPU seconds
         indexes: dict[str, SymbolIndex] = {}
+        own_cpu: list[float] = []  # of this process alone, in the child-process builds
 
         def note(name: str, measured: tuple[float, float]) -> None:
             samples[name].append(measured[0])
@@ -248,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if (parsed := parse_only(tree)) is not None:
                 note("parse", parsed)
+            indexes.pop("child process", None)
+            wall, total_cpu, own = build_in_child(tree, indexes)
+            note("child process", (wall, total_cpu))
+            own_cpu.append(own)
             print(
                 f"round {round_number + 1}: "
                 + ", ".join(
@@ -256,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                     if values
                 )
             )
+        identical = indexes.pop("child process").files() == indexes["tree-sitter"].files()
         del indexes["regex"]
         gc.collect()
         rss_after = rss_mib()
@@ -282,10 +403,20 @@ def main(argv: list[str] | None = None) -> int:
                 row["cpu_ratio_to_ctags"] = row["cpu_median_s"] / ctags["cpu_median_s"]
         if samples["parse"]:
             builds["tree-sitter"]["parse_only"] = summary(samples["parse"], cpu["parse"])
+        builds["tree-sitter"]["child_process"] = {
+            "identical_to_in_process": identical,
+            "this_process_cpu_median_s": statistics.median(own_cpu),
+            **summary(samples["child process"], cpu["child process"]),
+        }
         heap = traced_heap(tree)
+        with ProcessExtractor() as extractor:
+            heap["live_child_process"] = traced_heap(tree, extractor)["live"]
         index = indexes["tree-sitter"]
         incremental = bench_incremental(index, tree / args.changed, args.incremental_runs)
         queries = bench_queries(index)
+        del index
+        indexes.clear()  # the gaps below are measured with no other index in memory
+        blocking = bench_blocking(tree, args.gap_runs)
 
     results: dict[str, Any] = {
         "tree": {"source": str(args.source), "files": files, "lines": lines, "bytes": size},
@@ -293,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         "build": builds,
         "incremental": incremental,
         "queries": queries,
+        "blocking": blocking,
         "rss_mib": {"before_builds": rss_before, "with_tree_sitter_index": rss_after},
         "index_heap_mib": heap,
         "environment": {
@@ -346,20 +478,59 @@ def report(results: dict[str, Any]) -> str:
         out.append(row(f"SymbolIndex ({engine})", figures))
         if "parse_only" in figures:
             out.append(row("  tree-sitter parse alone", figures["parse_only"]))
+        if "child_process" in figures:
+            child = figures["child_process"]
+            same = "same" if child["identical_to_in_process"] else "DIFFERENT"
+            out.append(
+                row("  in a child process", child)
+                + f"  (this process {child['this_process_cpu_median_s'] * 1000:.0f} ms; "
+                f"{same} symbols)"
+            )
     runs = len(inc["update_file"]["samples_s"])
     out.append(f"incremental, {inc['file']} ({inc['file_lines']:,} lines), median of {runs}")
     for key in ("update_file", "refresh_after_disk_change", "refresh_nothing_changed"):
         out.append(f"  {key:<27} {inc[key]['median_s'] * 1000:9.1f} ms")
+    out.extend(report_blocking(results["blocking"]))
     heap = results["index_heap_mib"]
     out.append(
         f"index memory (tracemalloc): {heap['live']:.0f} MiB live, "
-        f"build peak {heap['peak']:.0f} MiB"
+        f"build peak {heap['peak']:.0f} MiB; built in a child process: "
+        f"{heap['live_child_process']:.0f} MiB live"
     )
     rss = results["rss_mib"]
     if rss["before_builds"] and rss["with_tree_sitter_index"]:
         grown = rss["with_tree_sitter_index"] - rss["before_builds"]
         out.append(f"RSS growth of the benchmark process after the builds: {grown:.0f} MiB")
     return "\n".join(out)
+
+
+def report_blocking(blocking: dict[str, Any]) -> list[str]:
+    buffer = blocking["buffer"]
+    runs = len(buffer["in_process"]["gap_samples_s"])
+    out = [
+        f"blocking: longest gap between the ticks of a main thread sleeping "
+        f"{blocking['tick_s'] * 1000:.1f} ms at a time, while a worker thread extracts",
+        f"  {'':<40}{'gap':>9}  {'worst':>9}  {'GC pause':>9}  {'wall':>9}",
+        f"  {'nothing (idle)':<40}{blocking['idle_gap_s'] * 1000:6.1f} ms",
+    ]
+
+    def row(label: str, figures: dict[str, Any]) -> str:
+        return (
+            f"  {label:<40}{figures['gap_median_s'] * 1000:6.1f} ms"
+            f"  {figures['gap_max_s'] * 1000:6.1f} ms"
+            f"  {figures['gc_pause_max_s'] * 1000:6.1f} ms"
+            f"  {figures['wall_median_s'] * 1000:6.0f} ms"
+        )
+
+    lines, size = buffer["lines"], buffer["bytes"] / 1e3
+    out.append(f"  {lines:,}-line buffer ({size:.0f} KB), median of {runs}")
+    out.append(row("  in-process", buffer["in_process"]))
+    out.append(row("  child process", buffer["child_process"]))
+    out.append(row("  child process, first call (starts it)", buffer["child_process_first_call"]))
+    out.append("  full build of the tree, once")
+    out.append(row("  in-process", blocking["build"]["in_process"]))
+    out.append(row("  child process (starts it)", blocking["build"]["child_process"]))
+    return out
 
 
 if __name__ == "__main__":
