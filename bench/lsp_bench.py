@@ -1303,7 +1303,8 @@ def render_profile(profile: Json) -> list[str]:
         out.append(
             f"   (the agent thread's loop, which delays requests only through the GIL: "
             f"{agent['count']} callbacks of >= {profile['stall_ms']:g} ms, "
-            f"{agent['total_ms']:.0f} ms in all, {agent['cpu_ms']:.0f} ms CPU, longest {agent['longest'][0]['ms']:.1f} ms)"
+            f"{agent['total_ms']:.0f} ms in all, {agent['cpu_ms']:.0f} ms CPU, "
+            f"longest {agent['longest'][0]['ms']:.1f} ms)"
         )
     out += ["   longest (resumed at -> paused at):"]
     for entry in stalls["longest"][:3]:
