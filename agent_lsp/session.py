@@ -96,6 +96,10 @@ class Session:
         return self._model
 
     @property
+    def model_loaded(self) -> bool:
+        return self._model is not None
+
+    @property
     def raw_model(self) -> Model:
         """The model without the tool protocol wrapper (for calls without tools)."""
         if self._raw_model is None:

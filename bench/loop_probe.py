@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import asyncio.events
+import gc
 import json
 import os
 import re
@@ -101,6 +102,28 @@ def install(log: TextIO) -> None:
     asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
 
 
+def install_gc_probe(log: TextIO) -> None:
+    """Log each garbage collection of `THRESHOLD_S` or more: it stops every thread."""
+    started: dict[str, float] = {}
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started["t"] = time.perf_counter()
+            return
+        took = time.perf_counter() - started.get("t", time.perf_counter())
+        if took >= THRESHOLD_S:
+            entry = {
+                "at": round(time.perf_counter() - T0, 4),
+                "ms": round(took * 1000, 3),
+                "gc": info.get("generation", -1),
+                "collected": info.get("collected", 0),
+                "thread": threading.current_thread().name,
+            }
+            log.write(json.dumps(entry) + "\n")
+
+    gc.callbacks.append(on_gc)
+
+
 def main() -> int:
     path = os.environ.get("LSP_BENCH_STALL_LOG")
     if not path:
@@ -108,6 +131,7 @@ def main() -> int:
         return 2
     log = Path(path).open("a", buffering=1, encoding="utf-8")  # noqa: SIM115 (open until exit)
     install(log)
+    install_gc_probe(log)
     from agent_lsp.cli import main as agent_main
 
     return agent_main(sys.argv[1:])

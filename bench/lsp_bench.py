@@ -625,12 +625,24 @@ async def measure_task(setup: Setup, profile: Json | None = None) -> Json:
         result["code_action_ms"]["ratio_median"] = stats[OURS]["median"] / stats[BARE]["median"]
         result["code_action_ms"]["ratio_p99"] = stats[OURS]["p99"] / stats[BARE]["p99"]
     if profile is not None:
-        window = read_stalls(stall_log, log_at, log_end)
+        everything = read_stalls(stall_log, log_at, log_end)
+        window = [e for e in everything if "gc" not in e]
+        collections = [e for e in everything if "gc" in e]
+        profile["gc_pauses"] = {
+            "count": len(collections),
+            "total_ms": round(sum(e["ms"] for e in collections), 1),
+            "max_ms": max((e["ms"] for e in collections), default=0.0),
+            "by_generation": {
+                str(g): sum(1 for e in collections if e["gc"] == g) for g in (0, 1, 2)
+            },
+        }
         profile["stalls"] = summarize_stalls([e for e in window if _on_server_loop(e)])
         profile["agent_loop_stalls"] = summarize_stalls(
             [e for e in window if not _on_server_loop(e)]
         )
-        early = [e for e in read_stalls(stall_log, 0, log_at) if _on_server_loop(e)]
+        early = [
+            e for e in read_stalls(stall_log, 0, log_at) if "gc" not in e and _on_server_loop(e)
+        ]
         profile["stalls_before_window"] = summarize_stalls(early)
         profile["samples"] = summarize_stacks(setup.tmp / "task.folded")
     return result
@@ -1297,6 +1309,13 @@ def render_profile(profile: Json) -> list[str]:
         out.append(
             f"    n={group['n']:<4} {group['total_ms']:7.1f} ms  cpu {group['cpu_ms']:6.1f} ms  "
             f"max {group['max_ms']:6.1f} ms  {group['what']}"
+        )
+    pauses = task.get("gc_pauses") or {}
+    if pauses.get("count"):
+        out.append(
+            f"   garbage collections of >= {profile['stall_ms']:g} ms (they stop every thread): "
+            f"{pauses['count']} (by generation {pauses['by_generation']}), "
+            f"{pauses['total_ms']:.0f} ms in all, longest {pauses['max_ms']:.1f} ms"
         )
     agent = task.get("agent_loop_stalls") or {}
     if agent.get("count"):

@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 from agent_lsp import __version__
 from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, EXPLAIN_COMMAND, FIX_COMMAND, code_actions
+from agent_lsp.lsp.agent_thread import settle_heap
 from agent_lsp.lsp.convert import uri_to_path
 from agent_lsp.lsp.documents import use_line_store
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
@@ -95,6 +96,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.feature(t.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
         state = ls.state  # load the agent now, after the initialize answer went out
+        settle_heap()  # what that loaded lives as long as the server: keep it out of GC walks
         state.background(state.offer_resume())
         workspace = ls.client_capabilities.workspace
         if workspace and workspace.configuration:  # settings the editor keeps (pull model)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from agent_lsp.errors import TaskBusyError
-from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
+from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
@@ -34,6 +35,18 @@ _MESSAGE_TYPE = {
     TaskStatus.CANCELLED: t.MessageType.Info,
     TaskStatus.ERROR: t.MessageType.Error,
 }
+
+
+async def _run_task(
+    session: Session, task: Task, channel: CrossLoopChannel, resume: bool
+) -> TaskOutcome:
+    """On the agent loop: load the model client (the `openai` import) off the loop, settle the
+    heap it grew, then run the task."""
+    if not session.model_loaded:
+        with contextlib.suppress(Exception):  # run_task meets the same error and reports it
+            await asyncio.to_thread(lambda: session.model)
+        settle_heap()
+    return await session.run_task(task, channel, resume=resume)
 
 
 class TaskManager:
@@ -130,7 +143,7 @@ class TaskManager:
         )
         remote = CrossLoopChannel(channel, asyncio.get_running_loop())
         try:
-            outcome = await self.worker.run(session.run_task(task, remote, resume=resume))
+            outcome = await self.worker.run(_run_task(session, task, remote, resume))
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
             if self.user_cancelled:  # a deliberate cancel is not offered for resuming later

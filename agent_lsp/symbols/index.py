@@ -5,6 +5,11 @@ files skipped), kept per file with the mtime and size it was parsed at. `refresh
 files whose mtime or size changed; `update_file()` takes an editor buffer's text, which then wins
 over the disk until `close_file()`. Parsing happens outside the lock, so a build in a worker
 thread never blocks readers for long; every query works on immutable per-file snapshots.
+
+Parsing is done by the index's `extractor`: plain `extract` in the calling thread by default, or
+one that parses elsewhere (`worker.ProcessExtractor`, in a child process, so that big files do not
+hold this process's GIL). An extractor that also has `extract_files` is given the changed files of
+a refresh all at once (paths, not texts), to read, batch and order them as it likes.
 """
 
 from __future__ import annotations
@@ -14,14 +19,15 @@ import os
 import stat
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from agent_lsp.fileio import read_disk_text
 from agent_lsp.symbols.extract import describe_engines, extract
 from agent_lsp.symbols.lexical import reference_lines
-from agent_lsp.symbols.model import Definition, Engine, FileSymbols, language_for
+from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language, language_for
 
 DEFAULT_SKIP_DIRS = frozenset(
     {
@@ -39,6 +45,21 @@ DEFAULT_SKIP_DIRS = frozenset(
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 DEFAULT_MAX_FILES = 50_000
 REFERENCE_TEXT_MAX = 200
+
+Extractor = Callable[[str, Language, Engine], FileSymbols]  # `extract(text, language, engine)`
+
+
+@runtime_checkable
+class FileExtractor(Protocol):
+    """An extractor that also reads files itself: `extract_files` yields, for every one of the
+    (path, language, size in bytes), its position and its symbols (None when it cannot be read),
+    in any order."""
+
+    def __call__(self, text: str, language: Language, engine: Engine, /) -> FileSymbols: ...
+
+    def extract_files(
+        self, files: Sequence[tuple[Path, Language, int]], engine: Engine, /
+    ) -> Iterator[tuple[int, FileSymbols | None]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +95,11 @@ class SymbolIndex:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         max_files: int = DEFAULT_MAX_FILES,
         skip_dirs: Iterable[str] = DEFAULT_SKIP_DIRS,
+        extractor: Extractor | None = None,
     ) -> None:
         self.root = root.resolve()
         self.engine: Engine = engine
+        self.extractor: Extractor = extract if extractor is None else extractor
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self.skip_dirs = frozenset(skip_dirs)
@@ -109,6 +132,12 @@ class SymbolIndex:
         files = f"{count} file{'' if count == 1 else 's'} indexed{more}"
         return f"{files}; engine: {describe_engines(self.engine)}"
 
+    def close(self) -> None:
+        """Release the extractor (its child process, if any); queries keep working."""
+        close: Callable[[], object] | None = getattr(self.extractor, "close", None)
+        if close is not None:
+            close()
+
     # ------------------------------------------------------------------ building
 
     def build(self) -> int:
@@ -130,11 +159,13 @@ class SymbolIndex:
         found = self._scan()
         with self._lock:
             known = dict(self._files)
-        changed = 0
-        for key, (mtime_ns, size) in found.items():
-            old = known.get(key)
-            if old is None or (old.buffer is None and (old.mtime_ns, old.size) != (mtime_ns, size)):
-                changed += self._load_disk(key, mtime_ns, size)
+        stale = [
+            (key, mtime_ns, size)
+            for key, (mtime_ns, size) in found.items()
+            if (old := known.get(key)) is None
+            or (old.buffer is None and (old.mtime_ns, old.size) != (mtime_ns, size))
+        ]
+        changed = self._load_disk(stale)
         for key, old in known.items():
             if key not in found and old.buffer is None:
                 with self._lock:
@@ -179,22 +210,44 @@ class SymbolIndex:
             pending.extend(reversed(subdirectories))
         return found
 
-    def _load_disk(self, key: str, mtime_ns: int, size: int) -> int:
-        path = self.root / key
-        language = language_for(key)
-        try:
-            text = read_disk_text(path)
-        except OSError:
-            return 0
-        if language is None:
-            return 0
-        entry = IndexedFile(key, mtime_ns, size, extract(text, language, self.engine))
-        with self._lock:
-            current = self._files.get(key)
-            if current is not None and current.buffer is not None:
-                return 0  # the editor's text arrived meanwhile and wins
-            self._put(key, entry)
-        return 1
+    def _load_disk(self, stale: Sequence[tuple[str, int, int]]) -> int:
+        """Index the disk's text of the files (key, mtime_ns, size); returns how many."""
+        todo: list[tuple[str, int, int, Language]] = [
+            (key, mtime_ns, size, language)
+            for key, mtime_ns, size in stale
+            if (language := language_for(key)) is not None
+        ]
+        changed = 0
+        for position, symbols in self._extract_disk(todo):
+            if symbols is None:
+                continue  # unreadable
+            key, mtime_ns, size, _ = todo[position]
+            entry = IndexedFile(key, mtime_ns, size, symbols)
+            with self._lock:
+                current = self._files.get(key)
+                if current is not None and current.buffer is not None:
+                    continue  # the editor's text arrived meanwhile and wins
+                self._put(key, entry)
+            changed += 1
+        return changed
+
+    def _extract_disk(
+        self, todo: Sequence[tuple[str, int, int, Language]]
+    ) -> Iterator[tuple[int, FileSymbols | None]]:
+        extractor = self.extractor
+        if isinstance(extractor, FileExtractor):
+            files: list[tuple[Path, Language, int]] = [
+                (self.root / key, language, size) for key, _, size, language in todo
+            ]
+            yield from extractor.extract_files(files, self.engine)
+            return
+        for position, (key, _, _, language) in enumerate(todo):
+            try:
+                text = read_disk_text(self.root / key)
+            except OSError:
+                yield position, None
+                continue
+            yield position, extractor(text, language, self.engine)
 
     # ------------------------------------------------------------------ editor buffers
 
@@ -211,7 +264,7 @@ class SymbolIndex:
         current = self._files.get(key)
         if current is not None and current.buffer == text:
             return True
-        entry = IndexedFile(key, -1, len(text), extract(text, language, self.engine), text)
+        entry = IndexedFile(key, -1, len(text), self.extractor(text, language, self.engine), text)
         with self._lock:
             self._put(key, entry)
         return True
@@ -231,7 +284,7 @@ class SymbolIndex:
         except OSError:
             return
         if stat.S_ISREG(info.st_mode) and info.st_size <= self.max_file_bytes:
-            self._load_disk(key, info.st_mtime_ns, info.st_size)
+            self._load_disk([(key, info.st_mtime_ns, info.st_size)])
 
     def sync_buffers(self, buffers: Mapping[Path, str]) -> int:
         """Make the index match the open buffers: index changed ones, release closed ones."""
