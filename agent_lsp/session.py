@@ -28,6 +28,7 @@ from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.symbols import SymbolIndex, repo_map
+from agent_lsp.symbols.index import Extractor
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
     EditFileTool,
@@ -73,7 +74,16 @@ class Session:
     """Long-lived per project (one per LSP server or CLI run); tasks share its shadow copy,
     its diagnostics and the user's "always allow" answers."""
 
-    def __init__(self, root: Path, settings: Settings, model: Model | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        model: Model | None = None,
+        *,
+        extractor: Extractor | None = None,
+    ) -> None:
+        """`extractor` parses files for the symbol index (default: in the calling thread; the
+        language server passes a `ProcessExtractor`, which parses big files in a child)."""
         self.root = root.resolve()
         self.settings = settings
         self._base_model = model
@@ -81,7 +91,7 @@ class Session:
         self.shell = PosixShell()
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
-        self.symbols = SymbolIndex(self.root)
+        self.symbols = SymbolIndex(self.root, extractor=extractor)
         self._verifier: Verifier | None = None
         self._profile: str | None = None
         self._raw_model: Model | None = None
@@ -292,6 +302,7 @@ class Session:
         return await self.memory.undo(workspace, steps, task_id, force)
 
     def close(self) -> None:
+        self.symbols.close()
         if self._verifier is not None:
             self._verifier.close()
             self._verifier = None

@@ -27,6 +27,7 @@ from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
 from agent_lsp.settings import Settings, load_settings
+from agent_lsp.symbols.worker import ProcessExtractor
 from agent_lsp.task import Task, TaskKind
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class AgentState:
         loaded = load_settings(root, self.options)
         self._log_warnings(loaded.warnings)
         model = self.model_factory(loaded.settings) if self.model_factory else None
-        session = Session(root, loaded.settings, model)
+        session = Session(root, loaded.settings, model, extractor=ProcessExtractor())
         session.diagnostics.listeners.append(
             lambda paths: self.at_home(
                 publish_test_diagnostics, self.server, self.publisher, session, paths

@@ -65,6 +65,22 @@ class RawClient:
 
         return await asyncio.wait_for(wait(), timeout)
 
+    async def notification(self, method: str, text: str, timeout: float) -> dict[str, Any]:
+        """The first `method` notification whose params mention `text` (server requests are
+        answered with null meanwhile)."""
+
+        async def wait() -> dict[str, Any]:
+            while True:
+                for message in self.inbox:
+                    if message.get("method") == method and text in json.dumps(message):
+                        return message
+                message = await self.read()
+                self.inbox.append(message)
+                if "method" in message and "id" in message:
+                    self.send({"id": message["id"], "result": None})
+
+        return await asyncio.wait_for(wait(), timeout)
+
     async def initialize(self, root: Path) -> None:
         self.send(
             {
@@ -193,3 +209,74 @@ async def test_big_buffer_and_a_change_storm_during_a_task(
         await client.wait_for_message("agent-lsp: completed")
         assert client.buffers[uri].count("return sum(values) / len(values)") == 1
         assert big.read_text().count("# typed") == 0  # the typing stayed in the buffer
+
+
+def _children(pid: int) -> dict[int, str]:
+    """Live child processes of `pid`: pid -> command line."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found[int(entry.name)] = cmdline
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_big_files_are_parsed_in_a_child_that_ends_with_the_server(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    """The symbol index parses big files in a child process (a long parse would hold the
+    server's GIL); the child is started by the first task and goes when the server exits."""
+    (project / "big.py").write_text(
+        "".join(f"def function_{i}(value):\n    return value + {i}\n\n" for i in range(3000))
+    )
+    fake_openai.script(*fix_average_script())
+    client = await RawClient.start(server_env)
+    await client.initialize(project)
+    assert _children(client.proc.pid) == {}  # idle: no worker yet
+    client.send(
+        {
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {
+                "command": "agentLsp.fix",
+                "arguments": [
+                    (project / "calc.py").as_uri(),
+                    {
+                        "range": {
+                            "start": {"line": 9, "character": 0},
+                            "end": {"line": 9, "character": 5},
+                        },
+                        "message": "wrong average",
+                    },
+                ],
+            },
+        }
+    )
+    assert "taskId" in (await client.response(2))["result"]
+
+    await client.notification("window/showMessage", "agent-lsp: completed", 60)
+    workers = {pid: cmd for pid, cmd in _children(client.proc.pid).items() if "spawn" in cmd}
+    assert len(workers) == 1, _children(client.proc.pid)
+    client.send({"id": 5, "method": "shutdown"})
+    assert (await client.response(5)).get("result") is None
+    client.send({"method": "exit"})
+    assert await asyncio.wait_for(client.proc.wait(), 15) == 0
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers):
+        assert time.monotonic() < deadline, f"the parse worker outlived the server: {workers}"
+        await asyncio.sleep(0.05)
