@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="rounds of full builds")
     parser.add_argument("--incremental-runs", type=int, default=20)
     parser.add_argument("--changed", default="argparse.py", help="file changed incrementally")
-    parser.add_argument("--gap-runs", type=int, default=5, help="extractions of the big buffer")
+    parser.add_argument("--gap-runs", type=int, default=9, help="extractions of the big buffer")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH)
     args = parser.parse_args(argv)
 

@@ -12,12 +12,12 @@ ones (well under a millisecond of work) are extracted in the calling thread.
   round trip, a few batches in flight so that it never waits for the parent; the parent turns
   the results back into `FileSymbols` and, rather than wait, extracts small files itself.
 - When the child cannot start, dies (tree-sitter can crash) or fails in any other way, that call
-  is done in the calling thread instead, exactly as `extract` would (with its exceptions); the
-  first failure is logged as a warning. A later call starts a fresh child, up to `max_crashes`
-  times; after that everything stays in the calling thread.
+  is done in the calling thread instead, exactly as `extract` would (with its exceptions). A
+  later call starts a fresh child, up to `max_crashes` children; after that everything stays in
+  the calling thread. The first death, and giving up, are logged as warnings.
 - The child exits with its parent: a thread in it waits for the parent's end of the pipe that
-  spawned it to close. It ignores SIGINT (the parent decides when it stops) and has its stdin and
-  stdout on /dev/null, so it can never read or write the language server's stream.
+  spawned it to close. It ignores SIGINT (the parent decides when it stops), and once started
+  has its stdin and stdout on /dev/null: it does not touch the language server's stream.
 - `close()` stops the child (idempotent); later calls run in the calling thread.
 - Thread-safe: any number of threads may call it at once (the child serves them in turn).
 """
