@@ -48,11 +48,15 @@ def answers(out: bytes) -> dict[int, dict[str, object]]:
     return found
 
 
-def serve(tmp_path: Path, stdin: BinaryIO) -> subprocess.CompletedProcess[bytes]:
+def serve(
+    tmp_path: Path, *, stdin: BinaryIO | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """`agent-lsp serve` reading `stdin` (a file), or `data` through a pipe."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENT_LSP_"))}
     return subprocess.run(
         [sys.executable, "-m", "agent_lsp", "serve"],
         stdin=stdin,
+        input=data,
         capture_output=True,
         cwd=tmp_path,
         env={**env, "HOME": str(tmp_path)},
@@ -85,15 +89,7 @@ def test_a_socket_shared_with_stdout_is_not(tmp_path: Path) -> None:
 
 
 def test_serves_a_session_over_a_pipe(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "agent_lsp", "serve"],
-        input=session(tmp_path),
-        capture_output=True,
-        cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path)},
-        timeout=60,
-        check=False,
-    )
+    proc = serve(tmp_path, data=session(tmp_path))
     got = answers(proc.stdout)
     assert proc.returncode == 0, proc.stderr.decode()
     result = got[1]["result"]
@@ -105,7 +101,7 @@ def test_serves_a_session_from_a_regular_file(tmp_path: Path) -> None:
     messages = tmp_path / "in.lsp"
     messages.write_bytes(session(tmp_path))
     with messages.open("rb") as stdin:
-        proc = serve(tmp_path, stdin)
+        proc = serve(tmp_path, stdin=stdin)
     got = answers(proc.stdout)
     assert proc.returncode == 0, proc.stderr.decode()
     assert set(got) == {1, 2}
@@ -114,15 +110,7 @@ def test_serves_a_session_from_a_regular_file(tmp_path: Path) -> None:
 
 def test_a_truncated_body_ends_the_server_cleanly(tmp_path: Path) -> None:
     cut = session(tmp_path)[:-10]  # exit's body is cut short, then the pipe closes
-    proc = subprocess.run(
-        [sys.executable, "-m", "agent_lsp", "serve"],
-        input=cut,
-        capture_output=True,
-        cwd=tmp_path,
-        env={**os.environ, "HOME": str(tmp_path)},
-        timeout=60,
-        check=False,
-    )
+    proc = serve(tmp_path, data=cut)
     got = answers(proc.stdout)
     assert set(got) == {1, 2}  # everything before the cut was answered
     assert b"Traceback" not in proc.stderr

@@ -65,6 +65,20 @@ class RawClient:
 
         return await asyncio.wait_for(wait(), timeout)
 
+    def fix(self, msg_id: int, path: Path, message: str) -> None:
+        """agentLsp.fix for a diagnostic on line 10 of `path`."""
+        diagnostic = {
+            "range": {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 5}},
+            "message": message,
+        }
+        self.send(
+            {
+                "id": msg_id,
+                "method": "workspace/executeCommand",
+                "params": {"command": "agentLsp.fix", "arguments": [path.as_uri(), diagnostic]},
+            }
+        )
+
     async def notification(self, method: str, text: str, timeout: float) -> dict[str, Any]:
         """The first `method` notification whose params mention `text` (server requests are
         answered with null meanwhile)."""
@@ -133,29 +147,7 @@ async def test_client_disconnecting_mid_task_leaves_files_whole(
     before = (project / "calc.py").read_text()
     client = await RawClient.start(server_env)
     await client.initialize(project)
-    client.send(
-        {
-            "id": 2,
-            "method": "workspace/executeCommand",
-            "params": {
-                "command": "agentLsp.fix",
-                "arguments": [
-                    (project / "calc.py").as_uri(),
-                    json.loads(
-                        json.dumps(
-                            {
-                                "range": {
-                                    "start": {"line": 9, "character": 0},
-                                    "end": {"line": 9, "character": 5},
-                                },
-                                "message": "wrong average",
-                            }
-                        )
-                    ),
-                ],
-            },
-        }
-    )
+    client.fix(2, project / "calc.py", "wrong average")
     assert "taskId" in (await client.response(2))["result"]
     await asyncio.to_thread(fake_openai.wait_for_requests, 1)
     assert client.proc.stdin is not None
@@ -248,25 +240,7 @@ async def test_big_files_are_parsed_in_a_child_that_ends_with_the_server(
     client = await RawClient.start(server_env)
     await client.initialize(project)
     assert _children(client.proc.pid) == {}  # idle: no worker yet
-    client.send(
-        {
-            "id": 2,
-            "method": "workspace/executeCommand",
-            "params": {
-                "command": "agentLsp.fix",
-                "arguments": [
-                    (project / "calc.py").as_uri(),
-                    {
-                        "range": {
-                            "start": {"line": 9, "character": 0},
-                            "end": {"line": 9, "character": 5},
-                        },
-                        "message": "wrong average",
-                    },
-                ],
-            },
-        }
-    )
+    client.fix(2, project / "calc.py", "wrong average")
     assert "taskId" in (await client.response(2))["result"]
 
     await client.notification("window/showMessage", "agent-lsp: completed", 60)
