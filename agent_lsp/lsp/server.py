@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -41,6 +43,20 @@ class AgentLanguageServer(LanguageServer):
         self.options: Any = None
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
+        self._loading: asyncio.Future[ModuleType] | None = None
+
+    async def load(self) -> AgentState:
+        """The agent's state, with its imports (~0.3 s: pydantic, the core, the adapters) done
+        in a worker thread so that the editor's first requests are answered meanwhile; the
+        state itself is built here, on the server's loop."""
+        if self._state is None:
+            loading = self._loading
+            if loading is None:
+                name = "agent_lsp.lsp.state"
+                loading = asyncio.ensure_future(asyncio.to_thread(import_module, name))
+                self._loading = loading
+            await asyncio.shield(loading)
+        return self.state
 
     @property
     def state(self) -> AgentState:
@@ -95,7 +111,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.feature(t.INITIALIZED)
     async def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
-        state = ls.state  # load the agent now, after the initialize answer went out
+        state = await ls.load()  # load the agent now, after the initialize answer went out
         settle_heap()  # what that loaded lives as long as the server: keep it out of GC walks
         state.background(state.offer_resume())
         workspace = ls.client_capabilities.workspace
@@ -215,19 +231,21 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         task_id = _first_dict(args).get("taskId")
         return {"cancelled": ls.state.tasks.cancel(str(task_id) if task_id else None)}
 
+    # The document store is pygls' (updated before these run); what the agent does on open, save
+    # and new settings waits for it to load, in arrival order, without holding up requests.
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AgentLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
-        ls.state.opened(params.text_document.uri)
+    async def did_open(ls: AgentLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
+        (await ls.load()).opened(params.text_document.uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
-        ls.state.saved(params.text_document.uri)
+    async def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+        (await ls.load()).saved(params.text_document.uri)
 
     @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(
+    async def did_change_configuration(
         ls: AgentLanguageServer, params: t.DidChangeConfigurationParams
     ) -> None:
-        ls.state.apply_editor_settings(params.settings)
+        (await ls.load()).apply_editor_settings(params.settings)
 
     @server.feature(t.SHUTDOWN)
     def shutdown(ls: AgentLanguageServer, params: None) -> None:
