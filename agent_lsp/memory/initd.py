@@ -75,7 +75,10 @@ class InitRunner:
         timeout: float = 10.0,
         log: SessionLog | None = None,
         scratch: Path | None = None,
+        policy: CommandPolicy | None = None,
     ) -> None:
+        """`policy` decides whether a project step may run: the task's own gate (its safety
+        level, rules, trust, the user's "always allow"); without one, the default policy."""
         self.layout = layout
         self.facts = facts
         self.channel = channel
@@ -83,6 +86,7 @@ class InitRunner:
         self.log = log
         self.scratch = scratch
         self.shell = PosixShell(max_output_bytes=64_000)
+        self.policy = policy
         self._decisions: dict[tuple[str, int, int], tuple[bool, str]] = {}
 
     async def run(self, reason: str) -> InitReport:
@@ -178,7 +182,8 @@ class InitRunner:
         key = (path.name, st.st_mtime_ns, st.st_size)
         decision = self._decisions.get(key)
         if decision is None:
-            decision = await CommandPolicy(self.channel, set()).allows(shlex.quote(rel))
+            policy = self.policy or CommandPolicy(self.channel, set())
+            decision = await policy.allows(shlex.quote(rel))
             self._decisions[key] = decision
         allowed, decided_by = decision
         if not allowed:

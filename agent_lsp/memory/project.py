@@ -139,7 +139,13 @@ class ProjectMemory:
         )
         scratch = self.layout.state_session / self.session_id
         runner = InitRunner(
-            self.layout, facts, channel, options.init_step_timeout, self.log, scratch
+            self.layout,
+            facts,
+            channel,
+            options.init_step_timeout,
+            self.log,
+            scratch,
+            policy=workspace.policy,  # the task's gate: its level, rules and answers
         )
         self.log.record(
             "task_start",

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agent_lsp.memory.initd import InitRunner, TaskFacts
 from agent_lsp.memory.layout import Layout
@@ -64,6 +67,12 @@ async def test_after_a_compaction_the_rebuild_gives_back_the_goal_and_the_next_s
     assert state == f"# Current task\n\n## goal\n{goal}\n\n## next\n{step}\n\n"
 
 
+def init_commands(log: Path) -> list[dict[str, Any]]:
+    """The init.d steps the session log says were run or refused."""
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    return [e for e in entries if e["kind"] == "command" and e["source"] == "init"]
+
+
 def write_step(folder: Path, name: str, body: str, executable: bool = True) -> None:
     path = folder / name
     path.write_text(f"#!/bin/sh\n{body}\n")
@@ -117,11 +126,7 @@ async def test_rules_state_and_project_steps_reach_the_model(
     assert "never" not in context
     warns = [e.message for e in channel.events if e.message.startswith("WARN")]
     assert warns == [f"WARN {w.removeprefix('WARN ')}" for w in order[:3]]
-    commands = [
-        json.loads(line)
-        for line in session.log_path.read_text().splitlines()
-        if '"command"' in line
-    ]
+    commands = init_commands(session.log_path)
     assert [(c["command"], c["decided_by"], c["exit_code"]) for c in commands] == [
         (".agent-lsp/init.d/S05-db.sh", "user: allow once", 0),
         (".agent-lsp/init.d/S50-fails.sh", "user: allow once", 3),
@@ -241,4 +246,45 @@ async def test_broken_state_files_are_warnings_not_crashes(
     assert "greet-rule" in system  # the readable experience is still found
     assert (base / "state/task/current-task.md").read_text() == (
         "# Current task\n\n## goal\ncheck greet\n\n"
+    )
+
+
+async def test_project_steps_are_decided_by_the_tasks_own_policy(
+    plain: Path, fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deny rule in the project's policy stops a step without asking; an allow rule (in a
+    trusted workspace, here: the user's config) lets one run without asking."""
+    initd = plain / ".agent-lsp" / "init.d"
+    initd.mkdir(parents=True)
+    write_step(initd, "S05-seed.sh", "echo seeded")
+    write_step(initd, "S06-wipe.sh", "echo wiped")
+    (plain / ".agent-lsp" / "policy.toml").write_text(
+        '[[deny]]\ncommand = ".agent-lsp/init.d/S06-wipe.sh"\nreason = "never wipe"\n'
+    )
+    monkeypatch.setenv("HOME", str(plain.parent / "home"))
+    config = plain.parent / "home" / ".config" / "agent-lsp"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        '[[policy.allow]]\ncommand = ".agent-lsp/init.d/S05-seed.sh"\n'
+    )
+    fake_openai.script(Reply("Nothing to do."))
+    channel = RecordingChannel()
+    channel.answers = [ALLOW_ONCE, ALLOW_ONCE]  # would let both run if anything asked
+    session = make_session(plain, fake_openai.base_url)
+    task = Task(kind=TaskKind.TASK, instruction="tidy app.py", path="app.py")
+    outcome = await session.run_task(task, channel)
+    await session.aclose()
+    assert outcome.status is TaskStatus.COMPLETED
+    context = system_of(fake_openai.requests[0])
+    assert "### init.d/S05-seed.sh\nseeded" in context
+    assert "wiped" not in context
+    assert channel.answers == [ALLOW_ONCE, ALLOW_ONCE]  # nobody was asked
+    commands = init_commands(session.log_path)
+    decided = {c["command"]: (c["decided_by"], c["exit_code"]) for c in commands}
+    assert decided[".agent-lsp/init.d/S05-seed.sh"][1] == 0
+    assert decided[".agent-lsp/init.d/S05-seed.sh"][0].startswith("policy: user config ")
+    assert decided[".agent-lsp/init.d/S06-wipe.sh"][1] is None
+    assert decided[".agent-lsp/init.d/S06-wipe.sh"][0] == (
+        "policy: denied (.agent-lsp/policy.toml deny #1: deny command "
+        "'.agent-lsp/init.d/S06-wipe.sh')"
     )
