@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from adapters.jsreport import build_js_report
-from adapters.node import NodeProject, name_pattern, node_env, node_project, split_targets
-from adapters.results import TestReport, environment_report
+from adapters.jsrun import run_js_tests
+from adapters.node import NodeProject, name_pattern, node_project, split_targets
+from adapters.results import TestReport
 from adapters.shell import Shell
 
 __all__ = ["JEST_RUNNER_SCRIPT", "JestRunner"]
@@ -68,14 +65,8 @@ class JestRunner:
         timeout: float,  # noqa: ASYNC109
     ) -> TestReport:
         """Run jest in ``run_root`` (in band for one file, in workers otherwise)."""
-        project = node_project(run_root) or node_project(project_root)
-        if project is None:
-            return environment_report(self.name, f"no package.json in {project_root}")
-        hint = project.setup_hint("jest", run_root)
-        if hint is not None:
-            return environment_report(self.name, hint)
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-jest-"))
-        try:
+
+        def build(project: NodeProject, tmpdir: Path) -> tuple[Sequence[str], Path]:
             report_file = tmpdir / "jest.json"
             spec = tmpdir / "spec.json"
             script = tmpdir / "run-jest.cjs"
@@ -84,16 +75,11 @@ class JestRunner:
                 json.dumps(self._spec(project, project_root, run_root, targets, report_file)),
                 encoding="utf-8",
             )
-            env = node_env()
-            if options := project.node_options():
-                env["NODE_OPTIONS"] = options
-            argv = ("node", str(script), str(spec))
-            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)
-            return await asyncio.to_thread(
-                build_js_report, self.name, result, report_file, run_root, timeout
-            )
-        finally:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            return ("node", str(script), str(spec)), report_file
+
+        return await run_js_tests(
+            self.name, project_root, run_root, build, shell=shell, timeout=timeout
+        )
 
     @staticmethod
     def _spec(

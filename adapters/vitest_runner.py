@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from adapters.jsreport import build_js_report
-from adapters.node import name_pattern, node_env, node_project, split_targets
-from adapters.results import TestReport, environment_report
+from adapters.jsrun import run_js_tests
+from adapters.node import NodeProject, name_pattern, node_project, split_targets
+from adapters.results import TestReport
 from adapters.shell import Shell
 
 __all__ = ["VitestRunner"]
@@ -38,15 +35,9 @@ class VitestRunner:
         timeout: float,  # noqa: ASYNC109
     ) -> TestReport:
         """Run ``vitest --run`` in ``run_root``; targets are files or ``file::test name``."""
-        project = node_project(run_root) or node_project(project_root)
-        if project is None:
-            return environment_report(self.name, f"no package.json in {project_root}")
-        hint = project.setup_hint("vitest", run_root)
-        if hint is not None:
-            return environment_report(self.name, hint)
-        binary = project.find_bin("vitest", run_root) or project.find_bin("vitest")
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-vitest-"))
-        try:
+
+        def build(project: NodeProject, tmpdir: Path) -> tuple[Sequence[str], Path]:
+            binary = project.find_bin("vitest", run_root) or project.find_bin("vitest")
             report_file = tmpdir / "vitest.json"
             files, names = split_targets(targets)
             argv = [
@@ -60,12 +51,8 @@ class VitestRunner:
             pattern = name_pattern(names)
             if pattern is not None:
                 argv += ["--testNamePattern", pattern]
-            env = node_env()
-            if options := project.node_options():
-                env["NODE_OPTIONS"] = options
-            result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)
-            return await asyncio.to_thread(
-                build_js_report, self.name, result, report_file, run_root, timeout
-            )
-        finally:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+            return argv, report_file
+
+        return await run_js_tests(
+            self.name, project_root, run_root, build, shell=shell, timeout=timeout
+        )

@@ -1,0 +1,49 @@
+"""The run both JavaScript test runners share: find the project, check it can run, run the
+command a runner builds in a scratch folder, and read the JSON report it wrote there."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from adapters.jsreport import build_js_report
+from adapters.node import NodeProject, node_env, node_project
+from adapters.results import TestReport, environment_report
+from adapters.shell import Shell
+
+# (the project, a scratch folder) -> (argv, where the runner writes its JSON report)
+BuildCommand = Callable[[NodeProject, Path], tuple[Sequence[str], Path]]
+
+
+async def run_js_tests(
+    runner: str,
+    project_root: Path,
+    run_root: Path,
+    build: BuildCommand,
+    *,
+    shell: Shell,
+    timeout: float,  # noqa: ASYNC109
+) -> TestReport:
+    """Run `runner` ("jest", "vitest") in `run_root` with the command `build` makes; a missing
+    package.json or an install that is not ready is an environment report, not a failure."""
+    project = node_project(run_root) or node_project(project_root)
+    if project is None:
+        return environment_report(runner, f"no package.json in {project_root}")
+    hint = project.setup_hint(runner, run_root)
+    if hint is not None:
+        return environment_report(runner, hint)
+    tmpdir = Path(tempfile.mkdtemp(prefix=f"agent-lsp-{runner}-"))
+    try:
+        argv, report_file = build(project, tmpdir)
+        env = node_env()
+        if options := project.node_options():
+            env["NODE_OPTIONS"] = options
+        result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)
+        return await asyncio.to_thread(
+            build_js_report, runner, result, report_file, run_root, timeout
+        )
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
