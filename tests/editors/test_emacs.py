@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import BUG, FIX, which_or_skip
+from tests.editors.sandbox import ROOT, editor_env
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.scripts import SUMMARY, fix_average_script, tool_messages
 
 pytestmark = pytest.mark.editor
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "editor-configs" / "emacs"
 DRIVER = Path(__file__).with_name("emacs_agent.el")
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")  # Debian's elpa-eglot and elpa-lsp-mode
@@ -84,26 +84,14 @@ def run_emacs(
     init = tmp_path / f"init-{client}.el"
     init.write_text(_init(client))
     result = tmp_path / f"emacs-{mode}.json"
-    env = dict(
+    # Nothing lands in ~: HOME (eln-cache, .lsp-session-v1, elpa) and XDG dirs go to tmp_path.
+    env = editor_env(
         server_env,
+        tmp_path,
         AGENT_EMACS_MODE=mode,
         AGENT_EMACS_ROOT=str(project),
         AGENT_EMACS_RESULT=str(result),
     )
-    # The server under test is this checkout, whatever the cwd (Emacs runs in the project).
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    # Nothing lands in ~: HOME (eln-cache, .lsp-session-v1, elpa) and XDG dirs go to tmp_path.
-    xdg = tmp_path / "xdg"
-    env.update(
-        HOME=str(tmp_path / "home"),
-        XDG_CONFIG_HOME=str(xdg / "config"),
-        XDG_DATA_HOME=str(xdg / "data"),
-        XDG_STATE_HOME=str(xdg / "state"),
-        XDG_CACHE_HOME=str(xdg / "cache"),
-        TMPDIR=str(tmp_path / "tmp"),
-    )
-    for directory in (tmp_path / "home", tmp_path / "tmp"):
-        directory.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
         [emacs, "-Q", "--batch", "-l", str(init), "-l", str(DRIVER)],

@@ -4,7 +4,6 @@ would, running :AgentFix / :AgentTask against agent-lsp and the fake model."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import BUG, FIX, which_or_skip
+from tests.editors.sandbox import ROOT, editor_env
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import SUMMARY, fix_average_script, tool_messages
 
 pytestmark = pytest.mark.editor
 
-ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editor-configs" / "neovim"
 DRIVER = Path(__file__).with_name("nvim_fix.lua")
 MESSAGE = "average([2, 4, 6]) returned 3.0, expected 4"
@@ -45,22 +44,14 @@ def run_nvim(
         "})\n"
     )
     result = tmp_path / f"nvim-{mode}.json"
-    env = dict(server_env, AGENT_NVIM_MODE=mode, AGENT_NVIM_RESULT=str(result))
-    # The server under test is this checkout, whatever the cwd (Neovim runs in the project).
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     # Nothing lands in ~: Neovim's state, swap, logs (lsp.log) and tempname() go to tmp_path.
-    xdg = tmp_path / "xdg"
-    env.update(
-        XDG_CONFIG_HOME=str(xdg / "config"),
-        XDG_DATA_HOME=str(xdg / "data"),
-        XDG_STATE_HOME=str(xdg / "state"),
-        XDG_CACHE_HOME=str(xdg / "cache"),
-        XDG_RUNTIME_DIR=str(xdg / "runtime"),
-        TMPDIR=str(tmp_path / "tmp"),
+    env = editor_env(
+        server_env,
+        tmp_path,
+        AGENT_NVIM_MODE=mode,
+        AGENT_NVIM_RESULT=str(result),
         NVIM_LOG_FILE=str(tmp_path / "nvim.log"),
     )
-    for directory in (xdg / "runtime", tmp_path / "tmp"):
-        directory.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [
             nvim,
