@@ -40,11 +40,13 @@ _MESSAGE_TYPE = {
 async def _run_task(
     session: Session, task: Task, channel: CrossLoopChannel, resume: bool
 ) -> TaskOutcome:
-    """On the agent loop: load the model client (the `openai` import) off the loop, settle the
-    heap it grew, then run the task."""
+    """On the agent loop: the first time, load the model client (the `openai` import) and build
+    the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
+    and settle the heap they grew, which lives as long as the server; then run the task."""
     if not session.model_loaded:
-        with contextlib.suppress(Exception):  # run_task meets the same error and reports it
+        with contextlib.suppress(Exception):  # run_task meets the same errors and reports them
             await asyncio.to_thread(lambda: session.model)
+            await asyncio.to_thread(session.symbols.refresh)
         settle_heap()
     return await session.run_task(task, channel, resume=resume)
 
