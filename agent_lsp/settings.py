@@ -74,8 +74,9 @@ class PermissionLevel(StrEnum):
 class SuggestionSettings(_Section):
     enabled: bool = Field(
         False,
-        description="Prepare fixes in the background for new diagnostics "
-        "(planned; not active yet).",
+        description="Prepare fixes in the background for new diagnostics (after a 2 s pause, "
+        "at most 10 an hour, never while a task runs) and offer each as a code action "
+        "carrying the edit.",
     )
 
 
@@ -127,8 +128,8 @@ class Settings(_Section):
     model: ModelSettings = Field(default_factory=lambda: ModelSettings.model_validate({}))
     apply_mode: ApplyMode = Field(
         ApplyMode.DIRECT,
-        description="`direct` edits the buffer; `review` proposes first "
-        "(planned; edits are direct for now).",
+        description="`direct` edits the buffer; `review` makes each change a proposal on its "
+        "lines (Apply / Show diff / Reject), kept until decided, also across restarts.",
     )
     permission_level: PermissionLevel = Field(
         PermissionLevel.L2,

@@ -3,12 +3,18 @@
 Each proposal is a diagnostic on the changed lines with the code actions *Apply agent change*,
 *Show diff* and *Reject*. Until the user decides, the agent (and its test runs) see the proposed
 text; the editor's buffer and the file stay as they are. Applying checks that the text has not
-moved on since the proposal was made, then uses a versioned `workspace/applyEdit`."""
+moved on since the proposal was made, then uses a versioned `workspace/applyEdit`.
+
+Review proposals outlive a restart: each is kept in `.agent-lsp/proposals/<id>.json` (with its
+`<id>.diff`) until applied or rejected, and offered again when the server starts, unless the file
+changed meanwhile (then it is dropped; its diff stays to read)."""
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import json
+import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +23,15 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.lsp.textedit import lsp_lines, minimal_edit
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
+    from pygls.workspace import TextDocument
+
+log = logging.getLogger(__name__)
 
 APPLY, SHOW, REJECT = (
     "agentLsp.applyProposal",
@@ -66,6 +76,8 @@ class ProposalStore:
         self.root = root
         self.publisher = publisher
         self.by_path: dict[Path, Proposal] = {}
+        if markers:
+            self._load()
 
     def texts(self) -> dict[Path, str]:
         """Proposed texts: what the agent reads while the user has not decided."""
@@ -93,13 +105,23 @@ class ProposalStore:
         return next((p for p in self.by_path.values() if p.id == proposal_id), None)
 
     def stale(self, proposal: Proposal) -> bool:
-        doc = self.server.workspace.text_documents.get(proposal.uri)
+        doc = self._document(proposal)
         current = doc.source if doc else _disk(proposal.path)
         return current != proposal.base_text
 
+    def _document(self, proposal: Proposal) -> TextDocument | None:
+        """The open buffer of the proposal's file, whatever form of its URI the editor uses."""
+        documents = self.server.workspace.text_documents
+        doc = documents.get(proposal.uri)
+        if doc is None:
+            doc = next(
+                (d for uri, d in documents.items() if resolved_path(uri) == proposal.path), None
+            )
+        return doc
+
     def edit_for(self, proposal: Proposal) -> t.WorkspaceEdit | None:
         """A versioned edit turning the base text into the proposal, for an open buffer."""
-        doc = self.server.workspace.text_documents.get(proposal.uri)
+        doc = self._document(proposal)
         if doc is None:
             return None
         edit = minimal_edit(
@@ -124,15 +146,57 @@ class ProposalStore:
     def drop(self, proposal: Proposal) -> None:
         self.by_path.pop(proposal.path, None)
         self.publisher.set("proposals", proposal.uri, [])
-        for suffix in (".diff",):
-            (self.root / PROPOSALS / f"{proposal.id}{suffix}").unlink(missing_ok=True)
+        for suffix in (".diff", ".json"):
+            with contextlib.suppress(OSError):
+                (self.root / PROPOSALS / f"{proposal.id}{suffix}").unlink(missing_ok=True)
 
     def diff_path(self, proposal: Proposal) -> Path:
         return self.root / PROPOSALS / f"{proposal.id}.diff"
 
     def _save(self, proposal: Proposal) -> None:
-        with contextlib.suppress(OSError):  # a convenience: the proposal lives in memory
+        try:
             atomic_write(self.diff_path(proposal), proposal.diff(self.root))
+            if self.markers:  # a review proposal: kept for after a restart
+                record = {
+                    "id": proposal.id,
+                    "path": str(proposal.path),
+                    "label": proposal.label,
+                    "base_text": proposal.base_text,
+                    "new_text": proposal.new_text,
+                }
+                atomic_write(self.diff_path(proposal).with_suffix(".json"), json.dumps(record))
+        except OSError as exc:  # the proposal still works, until a restart
+            log.warning("could not save proposal %s: %s", proposal.id, exc)
+
+    def _load(self) -> None:
+        """The review proposals a previous server left, still applicable, offered again."""
+        folder = self.root / PROPOSALS
+        try:
+            records = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+        except OSError:
+            return
+        for record in records:
+            try:
+                data = json.loads(record.read_text(encoding="utf-8"))
+                path = Path(data["path"])
+                proposal = Proposal(
+                    str(data["id"]),
+                    path,
+                    path.as_uri(),
+                    str(data["base_text"]),
+                    None,
+                    str(data["new_text"]),
+                    str(data["label"]),
+                )
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring unreadable proposal %s: %s", record.name, exc)
+                continue
+            if not path.is_file() or self.stale(proposal) or path in self.by_path:
+                with contextlib.suppress(OSError):  # the text moved on: it cannot apply
+                    record.unlink()
+                continue
+            self.by_path[path] = proposal
+            self._publish(proposal)
 
     def _publish(self, proposal: Proposal) -> None:
         edit = minimal_edit(proposal.base_text, proposal.new_text, len)

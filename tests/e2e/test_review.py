@@ -110,3 +110,49 @@ async def test_stale_proposal_is_refused_and_reject_clears_it(
         assert await execute(client, commands["Reject agent change"]) == {"rejected": True}
         await until(lambda: not [d for d in client.diagnostics.get(uri, []) if d.data])
         assert client.buffers[uri] == typed
+
+
+async def test_proposals_outlive_a_restart_unless_the_file_changed(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(*fix_average_script())
+    calc = project / "calc.py"
+    before = calc.read_text()
+    async with editor_session("vscode", project, server_env, REVIEW) as client:
+        uri = client.open(calc)
+        await ask_agent_to_fix(client, uri)
+        await client.wait_for_message("agent-lsp: completed")
+        await proposal_actions(client, uri)
+    kept = sorted(p.name for p in (project / ".agent-lsp" / "proposals").iterdir())
+    assert [Path(name).suffix for name in kept] == [".diff", ".json"]
+
+    # A new server (the editor restarted): the proposal is offered again, and applies.
+    async with editor_session("vscode", project, server_env, REVIEW) as client:
+        uri = client.open(calc)
+        commands = await proposal_actions(client, uri)
+        await execute(client, commands["Apply agent change"])
+        assert client.buffers[uri] == before.replace(BUG, FIX)
+        await until(lambda: not [d for d in client.diagnostics.get(uri, []) if d.data])
+    assert list((project / ".agent-lsp" / "proposals").iterdir()) == []
+    assert len(fake_openai.requests) == 4  # no task ran in the second session
+
+
+async def test_a_proposal_whose_file_changed_meanwhile_is_not_offered_again(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(*fix_average_script())
+    calc = project / "calc.py"
+    async with editor_session("vscode", project, server_env, REVIEW) as client:
+        uri = client.open(calc)
+        await ask_agent_to_fix(client, uri)
+        await client.wait_for_message("agent-lsp: completed")
+        await proposal_actions(client, uri)
+    calc.write_text("# edited while the editor was closed\n" + calc.read_text())
+    async with editor_session("vscode", project, server_env, REVIEW) as client:
+        uri = client.open(calc)
+        # Answered once the agent has loaded, and so after any proposal it would offer again.
+        listed = await execute(client, t.Command(title="list", command="agentLsp.memoryList"))
+        assert isinstance(listed, dict) and "entries" in listed
+        assert [d for d in client.diagnostics.get(uri, []) if d.data] == []
+    folder = project / ".agent-lsp" / "proposals"
+    assert [p.suffix for p in folder.iterdir()] == [".diff"]  # kept to read, not offered
