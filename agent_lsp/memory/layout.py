@@ -18,6 +18,7 @@ IGNORED = (
     "state/task/",
     "state/session/",
     "memory/index.sqlite*",
+    "proposals/",
 )
 SESSION_KEEP_SECONDS = 14 * 24 * 3600
 

@@ -125,6 +125,7 @@ async def test_proposals_outlive_a_restart_unless_the_file_changed(
         await proposal_actions(client, uri)
     kept = sorted(p.name for p in (project / ".agent-lsp" / "proposals").iterdir())
     assert [Path(name).suffix for name in kept] == [".diff", ".json"]
+    assert "proposals/" in (project / ".agent-lsp" / ".gitignore").read_text().splitlines()
 
     # A new server (the editor restarted): the proposal is offered again, and applies.
     async with editor_session("vscode", project, server_env, REVIEW) as client:
