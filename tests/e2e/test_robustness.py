@@ -254,3 +254,32 @@ async def test_big_files_are_parsed_in_a_child_that_ends_with_the_server(
     while any(_alive(pid) for pid in workers):
         assert time.monotonic() < deadline, f"the parse worker outlived the server: {workers}"
         await asyncio.sleep(0.05)
+
+
+async def test_tasks_started_and_cancelled_in_quick_succession(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    """Each cancel waits for the task to stop on the agent's loop before the next may start;
+    after three cancelled tasks a fourth runs to completion and edits the buffer once."""
+    fake_openai.script(Hang(30), Hang(30), Hang(30), *fix_average_script())
+    async with editor_session("vscode", project, server_env) as client:
+        uri = client.open(project / "calc.py")
+        for round_ in range(1, 4):
+            started = await ask_agent_to_fix(client, uri)
+            await asyncio.to_thread(fake_openai.wait_for_requests, round_)
+            cancelled = await client.workspace_execute_command_async(
+                t.ExecuteCommandParams(command="agentLsp.cancel", arguments=[started])
+            )
+            assert cancelled == {"cancelled": True}
+
+            def outcomes() -> int:
+                return sum(m.message == "agent-lsp: cancelled: cancelled" for m in client.messages)
+
+            deadline = time.monotonic() + 15
+            while outcomes() < round_:
+                assert time.monotonic() < deadline, [m.message for m in client.messages]
+                await asyncio.sleep(0.05)
+        await ask_agent_to_fix(client, uri)
+        await client.wait_for_message("agent-lsp: completed")
+        assert client.buffers[uri].count("return sum(values) / len(values)") == 1
+        assert len(fake_openai.requests) == 3 + 4  # three hung calls, then the whole fix
