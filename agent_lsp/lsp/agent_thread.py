@@ -52,6 +52,8 @@ class AgentThread:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # per loop: the outcomes of work sent to it, settled (cancelled) if it ends first
+        self._pending: dict[asyncio.AbstractEventLoop, set[concurrent.futures.Future[Any]]] = {}
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -59,6 +61,7 @@ class AgentThread:
             if self._loop is None or self._loop.is_closed():
                 ready = threading.Event()
                 loop = asyncio.new_event_loop()
+                self._pending[loop] = set()
                 self._thread = threading.Thread(
                     target=self._serve, args=(loop, ready), name=self.name, daemon=True
                 )
@@ -72,8 +75,7 @@ class AgentThread:
     def started(self) -> bool:
         return self._loop is not None and not self._loop.is_closed()
 
-    @staticmethod
-    def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+    def _serve(self, loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
         asyncio.set_event_loop(loop)
         loop.call_soon(ready.set)
         try:
@@ -82,6 +84,10 @@ class AgentThread:
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             loop.close()
+            with self._lock:
+                left = self._pending.pop(loop, set())
+            for outcome in left:  # sent as the loop stopped: it never ran
+                outcome.cancel()
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the agent loop and return (or raise) its result. Cancelling the
@@ -89,6 +95,13 @@ class AgentThread:
         loop = self.loop
         outcome: concurrent.futures.Future[T] = concurrent.futures.Future()
         box: list[asyncio.Task[T]] = []
+        with self._lock:
+            pending = self._pending.get(loop)
+            if pending is None:  # that loop has ended already: do not wait for it
+                work.close()
+                raise asyncio.CancelledError
+            pending.add(outcome)
+        outcome.add_done_callback(pending.discard)
 
         def start() -> None:
             task = asyncio.ensure_future(work)
@@ -99,7 +112,11 @@ class AgentThread:
             for task in box:
                 task.cancel()
 
-        loop.call_soon_threadsafe(start)
+        try:
+            loop.call_soon_threadsafe(start)
+        except RuntimeError:  # the loop closed just now
+            work.close()
+            raise asyncio.CancelledError from None
         waiter = asyncio.wrap_future(outcome)
         try:
             return await asyncio.shield(waiter)
