@@ -11,10 +11,12 @@ changed meanwhile (then it is dropped; its diff stays to read)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import difflib
 import json
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,15 +54,7 @@ class Proposal:
     label: str
 
     def diff(self, root: Path) -> str:
-        rel = self.path.relative_to(root).as_posix() if self.path.is_relative_to(root) else ""
-        return "".join(
-            difflib.unified_diff(
-                self.base_text.splitlines(keepends=True),
-                self.new_text.splitlines(keepends=True),
-                f"a/{rel or self.path.name}",
-                f"b/{rel or self.path.name} (proposed)",
-            )
-        )
+        return _diff(self.path, self.base_text, self.new_text, root)
 
 
 class ProposalStore:
@@ -76,6 +70,7 @@ class ProposalStore:
         self.root = root
         self.publisher = publisher
         self.by_path: dict[Path, Proposal] = {}
+        self._files_lock = threading.Lock()
         if markers:
             self._load()
 
@@ -96,7 +91,7 @@ class ProposalStore:
             uri = doc.uri if doc else uri
             proposal = Proposal(uuid.uuid4().hex[:8], path, uri, base, version, new_text, label)
             self.by_path[path] = proposal
-        self._save(proposal)
+        self._save_soon(proposal)
         if self.markers:
             self._publish(proposal)
         return proposal
@@ -144,29 +139,53 @@ class ProposalStore:
         atomic_write(proposal.path, proposal.new_text)
 
     def drop(self, proposal: Proposal) -> None:
-        self.by_path.pop(proposal.path, None)
+        with self._files_lock:  # a save still running in a thread writes nothing after this
+            self.by_path.pop(proposal.path, None)
+            for suffix in (".diff", ".json"):
+                with contextlib.suppress(OSError):
+                    (self.root / PROPOSALS / f"{proposal.id}{suffix}").unlink(missing_ok=True)
         self.publisher.set("proposals", proposal.uri, [])
-        for suffix in (".diff", ".json"):
-            with contextlib.suppress(OSError):
-                (self.root / PROPOSALS / f"{proposal.id}{suffix}").unlink(missing_ok=True)
 
     def diff_path(self, proposal: Proposal) -> Path:
         return self.root / PROPOSALS / f"{proposal.id}.diff"
 
-    def _save(self, proposal: Proposal) -> None:
+    def _save_soon(self, proposal: Proposal) -> None:
+        """Write the proposal's files in a worker thread: the diff of a big file takes long
+        enough to delay the editor's requests if done here. Without a running loop, now."""
         try:
-            atomic_write(self.diff_path(proposal), proposal.diff(self.root))
-            if self.markers:  # a review proposal: kept for after a restart
-                record = {
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.save(proposal)
+            return
+        loop.run_in_executor(None, self.save, proposal)
+
+    def save(self, proposal: Proposal) -> None:
+        """Write the proposal's diff (and, in review mode, its record), unless it was decided
+        or changed meanwhile: then there is nothing to keep, or a later save writes it."""
+        new_text = proposal.new_text
+        if self.by_path.get(proposal.path) is not proposal:
+            return
+        diff = _diff(proposal.path, proposal.base_text, new_text, self.root)  # the slow part
+        record = None
+        if self.markers:  # a review proposal: kept for after a restart
+            record = json.dumps(
+                {
                     "id": proposal.id,
                     "path": str(proposal.path),
                     "label": proposal.label,
                     "base_text": proposal.base_text,
-                    "new_text": proposal.new_text,
+                    "new_text": new_text,
                 }
-                atomic_write(self.diff_path(proposal).with_suffix(".json"), json.dumps(record))
-        except OSError as exc:  # the proposal still works, until a restart
-            log.warning("could not save proposal %s: %s", proposal.id, exc)
+            )
+        with self._files_lock:
+            if self.by_path.get(proposal.path) is not proposal or proposal.new_text != new_text:
+                return
+            try:
+                atomic_write(self.diff_path(proposal), diff)
+                if record is not None:
+                    atomic_write(self.diff_path(proposal).with_suffix(".json"), record)
+            except OSError as exc:  # the proposal still works, until a restart
+                log.warning("could not save proposal %s: %s", proposal.id, exc)
 
     def _load(self) -> None:
         """The review proposals a previous server left, still applicable, offered again."""
@@ -237,6 +256,18 @@ def review_actions(diagnostic: t.Diagnostic) -> list[t.CodeAction]:
             ("Reject agent change", REJECT),
         )
     ]
+
+
+def _diff(path: Path, base_text: str, new_text: str, root: Path) -> str:
+    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+    return "".join(
+        difflib.unified_diff(
+            base_text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            f"a/{rel or path.name}",
+            f"b/{rel or path.name} (proposed)",
+        )
+    )
 
 
 def _disk(path: Path) -> str:

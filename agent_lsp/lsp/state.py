@@ -221,6 +221,7 @@ class AgentState:
             return self._tell(t.MessageType.Warning, f"no proposal {proposal_id}")
         window = self.server.client_capabilities.window
         if window and window.show_document and window.show_document.support:
+            await asyncio.to_thread(self.proposals.save, proposal)  # the diff file, current
             uri = self.proposals.diff_path(proposal).as_uri()
             shown = await self.server.window_show_document_async(
                 t.ShowDocumentParams(uri=uri, take_focus=True)
