@@ -84,6 +84,12 @@ class EditorClient(LanguageClient):
         )
         return uri
 
+    def type_at_top(self, uri: str, text: str) -> None:
+        """The user inserts `text` at the start of the buffer (sent as a didChange)."""
+        start = t.Position(line=0, character=0)
+        edit = t.TextEdit(range=t.Range(start=start, end=start), new_text=text)
+        self.apply(t.ApplyWorkspaceEditParams(edit=t.WorkspaceEdit(changes={uri: [edit]})))
+
     def apply(self, params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
         edit = params.edit
         per_uri: list[tuple[str, list[t.TextEdit | t.AnnotatedTextEdit]]] = []

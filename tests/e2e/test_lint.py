@@ -25,23 +25,7 @@ async def test_python_linter_runs_on_the_unsaved_buffer(
     (root / "mod.py").write_text("def f():\n    return 1\n")
     async with editor_session("vscode", root, server_env, LINT) as client:
         uri = client.open(root / "mod.py")
-        client.apply(
-            t.ApplyWorkspaceEditParams(
-                edit=t.WorkspaceEdit(
-                    changes={
-                        uri: [
-                            t.TextEdit(
-                                range=t.Range(
-                                    start=t.Position(line=0, character=0),
-                                    end=t.Position(line=0, character=0),
-                                ),
-                                new_text="import os\n",
-                            )
-                        ]
-                    }
-                )
-            )
-        )
+        client.type_at_top(uri, "import os\n")
         client.text_document_did_save(
             t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=uri))
         )

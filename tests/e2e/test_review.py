@@ -85,23 +85,7 @@ async def test_stale_proposal_is_refused_and_reject_clears_it(
         await client.wait_for_message("agent-lsp: completed")
         commands = await proposal_actions(client, uri)
         # The user types meanwhile: the proposal no longer fits the text.
-        client.apply(
-            t.ApplyWorkspaceEditParams(
-                edit=t.WorkspaceEdit(
-                    changes={
-                        uri: [
-                            t.TextEdit(
-                                range=t.Range(
-                                    start=t.Position(line=0, character=0),
-                                    end=t.Position(line=0, character=0),
-                                ),
-                                new_text="# edited by the user\n",
-                            )
-                        ]
-                    }
-                )
-            )
-        )
+        client.type_at_top(uri, "# edited by the user\n")
         typed = client.buffers[uri]
         await execute(client, commands["Apply agent change"])
         refused = await client.wait_for_message("is stale")
@@ -112,17 +96,24 @@ async def test_stale_proposal_is_refused_and_reject_clears_it(
         assert client.buffers[uri] == typed
 
 
-async def test_proposals_outlive_a_restart_unless_the_file_changed(
+async def leave_a_proposal(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
+    """One editor session in review mode: the agent proposes its fix, then the editor quits."""
     fake_openai.script(*fix_average_script())
-    calc = project / "calc.py"
-    before = calc.read_text()
     async with editor_session("vscode", project, server_env, REVIEW) as client:
-        uri = client.open(calc)
+        uri = client.open(project / "calc.py")
         await ask_agent_to_fix(client, uri)
         await client.wait_for_message("agent-lsp: completed")
         await proposal_actions(client, uri)
+
+
+async def test_proposals_outlive_a_restart_unless_the_file_changed(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    calc = project / "calc.py"
+    before = calc.read_text()
+    await leave_a_proposal(project, fake_openai, server_env)
     kept = sorted(p.name for p in (project / ".agent-lsp" / "proposals").iterdir())
     assert [Path(name).suffix for name in kept] == [".diff", ".json"]
     assert "proposals/" in (project / ".agent-lsp" / ".gitignore").read_text().splitlines()
@@ -141,13 +132,8 @@ async def test_proposals_outlive_a_restart_unless_the_file_changed(
 async def test_a_proposal_whose_file_changed_meanwhile_is_not_offered_again(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
-    fake_openai.script(*fix_average_script())
     calc = project / "calc.py"
-    async with editor_session("vscode", project, server_env, REVIEW) as client:
-        uri = client.open(calc)
-        await ask_agent_to_fix(client, uri)
-        await client.wait_for_message("agent-lsp: completed")
-        await proposal_actions(client, uri)
+    await leave_a_proposal(project, fake_openai, server_env)
     calc.write_text("# edited while the editor was closed\n" + calc.read_text())
     async with editor_session("vscode", project, server_env, REVIEW) as client:
         uri = client.open(calc)
