@@ -73,9 +73,13 @@ class SafetyPolicy:
         extra_roots: Iterable[Path] = (),
         home: Path | None = None,
         windows: bool | None = None,
+        sandboxed: bool = True,
     ) -> None:
+        """`sandboxed`: commands run inside the OS sandbox. Without one the policy fails
+        closed: only vetted read-only commands run unasked."""
         self.guard = PathGuard(root, extra_roots, home, windows)
         self.level = level
+        self.sandboxed = sandboxed
         self.rules = rules or RuleSet()
         self.classifier = Classifier(self.guard)
 
@@ -112,21 +116,30 @@ class SafetyPolicy:
         for problem in analysis.problems:
             risk = Risk.UNDECIDABLE
             unlifted.add(risk)
-            verdicts.append((level_action(risk, self.level), f"level {self.level}: {problem}"))
+            verdicts.append(
+                (level_action(risk, self.level, self.sandboxed), f"level {self.level}: {problem}")
+            )
         for part in analysis.parts:
             verdict, risks, net = self._part(part)
             verdicts.append(verdict)
             unlifted |= risks
             network = network or net
         action, rule = _worst(verdicts)
+        # a folder searched recursively shows its secret files empty inside the sandbox; only
+        # a secret the command names itself is shown, once the user allowed it
+        secret = any(
+            f.risk is Risk.SECRET and not (f.tree and self.sandboxed)
+            for part in analysis.parts
+            for f in part.findings
+        )
         return Evaluation(
             action,
             rule,
             tuple(analysis.reasons()),
             analysis.risks,
             network,
-            Risk.SECRET in analysis.risks,
-            not (unlifted & _NO_ALWAYS),
+            secret,
+            not (unlifted & _NO_ALWAYS) and len(analysis.parts) <= 1,
         )
 
     def _part(self, part: Part) -> tuple[tuple[Action, str], set[Risk], bool]:
@@ -140,10 +153,21 @@ class SafetyPolicy:
         path_allows = self._rules(Action.ALLOW, "run_command")
         verdicts: list[tuple[Action, str]] = []
         unlifted: set[Risk] = set()
+        lifted = allow is not None and self.level in (L2, L3)
+        read = level_action(Risk.READ, self.level, self.sandboxed, part.vetted)
+        if read is not Action.ALLOW and not lifted:
+            why = (
+                "only vetted read-only commands run at L0"
+                if self.level is L0
+                else "no OS sandbox: only vetted read-only commands run unasked"
+            )
+            verdicts.append((read, f"level {self.level}: {why} ({part.text()[:80]})"))
         for f in part.findings:
             if f.risk is Risk.READ:
                 continue
-            if allow is not None and f.risk in COMMAND_LIFTS and self.level in (L2, L3):
+            if f.risk is Risk.SECRET and f.tree and self.sandboxed:
+                continue  # hidden inside the sandbox
+            if lifted and f.risk in COMMAND_LIFTS:
                 continue
             if (
                 f.risk in PATH_LIFTS
@@ -152,7 +176,8 @@ class SafetyPolicy:
             ):
                 continue
             unlifted.add(f.risk)
-            verdicts.append((level_action(f.risk, self.level), f"level {self.level}: {f.reason}"))
+            action = level_action(f.risk, self.level, self.sandboxed, part.vetted)
+            verdicts.append((action, f"level {self.level}: {f.reason}"))
         for rule in self.rules.of(Action.ASK):
             if any(rule.prefix(f) for f in forms) or self._path_rule(rule, paths, trees):
                 verdicts.append((Action.ASK, rule.label))

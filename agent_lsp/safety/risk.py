@@ -16,6 +16,7 @@ __all__ = ["LEVEL_ACTIONS", "Action", "Analysis", "Finding", "Part", "Risk", "le
 class Risk(StrEnum):
     READ = "read"  # reads inside the workspace
     WRITE = "write"  # changes files inside the workspace
+    PROJECT = "project"  # runs the project's own tests or build (python -m pytest, go test ./...)
     EXEC = "exec"  # runs code or has effects outside the editor
     NETWORK = "network"
     OUTSIDE = "outside"  # reads outside the workspace and extra roots
@@ -37,11 +38,14 @@ class Action(StrEnum):
 
 
 A, Q, D = Action.ALLOW, Action.ASK, Action.DENY
-# Per level L0..L3. L0 read-only; L1 also edits inside the workspace (edit tools, never
-# commands); L2 asks for every side effect; L3 runs workspace writes and allowlisted commands
-# on its own, still asks for the rest and denies what it cannot decide.
+# Per level L0..L3, for a command that runs inside the OS sandbox. L0 read-only (and only the
+# vetted programs, see `level_action`); L1 also edits inside the workspace (edit tools) and runs
+# the project's own test and build commands; L2 asks for every other side effect; L3 runs
+# workspace writes and allowlisted commands on its own, still asks for the rest and denies
+# what it cannot decide.
 LEVEL_ACTIONS: dict[Risk, tuple[Action, Action, Action, Action]] = {
     Risk.READ: (A, A, A, A),
+    Risk.PROJECT: (D, A, A, A),
     Risk.WRITE: (D, D, Q, A),
     Risk.EXEC: (D, D, Q, Q),
     Risk.NETWORK: (D, D, Q, Q),
@@ -53,13 +57,27 @@ LEVEL_ACTIONS: dict[Risk, tuple[Action, Action, Action, Action]] = {
     Risk.UNDECIDABLE: (D, D, Q, D),
 }
 # What an allow rule can lift: a command rule lifts these at L2/L3 ...
-COMMAND_LIFTS = frozenset({Risk.WRITE, Risk.EXEC, Risk.NETWORK, Risk.DESTRUCTIVE, Risk.FORBIDDEN})
+COMMAND_LIFTS = frozenset(
+    {Risk.WRITE, Risk.PROJECT, Risk.EXEC, Risk.NETWORK, Risk.DESTRUCTIVE, Risk.FORBIDDEN}
+)
 # ... and these only for the paths named in the rule (or by a path rule), at any level.
 PATH_LIFTS = frozenset({Risk.SECRET, Risk.OUTSIDE})
 
 
-def level_action(risk: Risk, level: PermissionLevel) -> Action:
-    return LEVEL_ACTIONS[risk][int(level.value[1])]
+def level_action(
+    risk: Risk, level: PermissionLevel, sandboxed: bool = True, vetted: bool = False
+) -> Action:
+    """What `level` makes of `risk`. A command is `vetted` when its program is one of the small
+    set that cannot run code whatever its (grammar-checked) arguments: only those run at L0, and
+    only those run unasked without an OS sandbox (fail closed: everything else asks)."""
+    action = LEVEL_ACTIONS[risk][int(level.value[1])]
+    if risk is Risk.READ and vetted:
+        return action
+    if level is PermissionLevel.L0 and risk is Risk.READ:
+        return Action.DENY
+    if not sandboxed and action is Action.ALLOW:
+        return Action.ASK
+    return action
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,7 @@ class Part:
     findings: list[Finding] = field(default_factory=list[Finding])
     downloads: bool = False  # curl, wget ...
     runs_code: bool = False  # an interpreter running code it reads (stdin, a file, a string)
+    vetted: bool = False  # a program of the vetted read-only set, every argument grammar-known
     network: bool = False
 
     @property
