@@ -6,14 +6,16 @@ accepted too. API keys only ever come from the environment or the user's own con
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
 
 
@@ -108,6 +110,9 @@ class MemorySettings(_Section):
     )
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
 class SandboxSettings(_Section):
     enabled: bool = Field(
         True,
@@ -119,6 +124,14 @@ class SandboxSettings(_Section):
         False,
         description="Give every sandboxed command the network (by default only commands the "
         "policy or you allowed as network commands get it).",
+    )
+    pass_env: list[EnvName] = Field(
+        default=[],
+        description="Names of environment variables passed into commands, tests and linters "
+        "besides the built-in allowlist. Only from your own settings (user file, editor "
+        "start-up options, `AGENT_LSP_PASS_ENV`): a repository's own config cannot add names "
+        "until you trust the workspace, and never a name that looks like a secret (KEY, TOKEN, "
+        "SECRET, PASSWORD, CREDENTIAL ...).",
     )
 
 
@@ -161,12 +174,49 @@ class Settings(_Section):
 
 USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
 PROJECT_CONFIG = Path(".agent-lsp/config.toml")
-# A repository's own config never sets the API key; until the user trusts the workspace it may
-# not widen permissions or send the key to another endpoint either (see _untrusted).
+# A repository's own config and the editor never set the API key.
 _PROJECT_FORBIDDEN = (("model", "apiKey"),)
-_PROJECT_UNTRUSTED = (("model", "baseUrl"), ("extraRoots",))
 _EDITOR_FORBIDDEN = (("model", "apiKey"),)
 _LEVELS = ("L0", "L1", "L2", "L3")
+_WHY = "until you trust this workspace (agent-lsp trust)"
+_LATER = "editor settings sent after start-up"
+
+# What an untrusted layer (the project's config; settings the editor sends after start-up) may
+# do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
+# it off/on; `level` not above; `subset` only drop entries; `same` (every key not listed: all of
+# model.*, whatever is added later) change nothing. It may always restrict, never widen.
+_Rule = Literal["free", "same", "off", "on", "level", "subset"]
+UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
+    ("applyMode",): "free",
+    ("maxSteps",): "free",
+    ("toolTimeout",): "free",
+    ("editTimeout",): "free",
+    ("maxTokens",): "free",
+    ("tests", "timeout"): "free",
+    ("memory", "maxInjected"): "free",
+    ("memory", "initStepTimeout"): "free",
+    ("permissionLevel",): "level",
+    ("extraRoots",): "subset",
+    ("sandbox", "passEnv"): "subset",
+    ("sandbox", "enabled"): "on",
+    ("sandbox", "network"): "off",
+    ("tests", "runOnSave"): "off",
+    ("lint", "enabled"): "off",
+    ("suggestions", "enabled"): "off",
+    ("memory", "distill"): "off",
+    ("memory", "inject"): "off",
+}
+
+
+def untrusted_rule(path: tuple[str, ...]) -> _Rule:
+    """What an untrusted layer may do with the key at `path` (see UNTRUSTED_RULES)."""
+    return UNTRUSTED_RULES.get(path, "same")
+
+
+# Names a sandbox passes only when the user listed them in their own settings.
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
+)
 
 
 def _camel(data: Any) -> Any:
@@ -196,7 +246,10 @@ def env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
     key = environ.get("AGENT_LSP_API_KEY") or environ.get("OPENAI_API_KEY")
     if key:
         model["apiKey"] = key
-    return {"model": model} if model else {}
+    layer: dict[str, Any] = {"model": model} if model else {}
+    if names := environ.get("AGENT_LSP_PASS_ENV", "").strip():
+        layer["sandbox"] = {"passEnv": [n.strip() for n in names.split(",") if n.strip()]}
+    return layer
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -206,47 +259,94 @@ def read_toml(path: Path) -> dict[str, Any]:
         return _camel(tomllib.load(fh))
 
 
+def _table(value: object) -> dict[str, Any] | None:
+    """`value` as a settings table (TOML and JSON tables have string keys), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _names(value: object) -> list[Any] | None:
+    return cast("list[Any]", value) if isinstance(value, list) else None
+
+
 def _pop(layer: dict[str, Any], path: tuple[str | int, ...]) -> bool:
-    node: Any = layer
-    for key in path[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
-    if isinstance(node, dict) and path[-1] in node:
-        del node[path[-1]]
-        return True
-    return False
+    """Remove the deepest table entry along `path` (a whole list for an error in one item)."""
+    node: object = layer
+    parent: dict[str, Any] | None = None
+    key = ""
+    for part in path:
+        table = _table(node)
+        if table is None or not isinstance(part, str) or part not in table:
+            break
+        parent, key, node = table, part, table[part]
+    if parent is None:
+        return False
+    del parent[key]
+    return True
 
 
 def _strip(
     layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str
 ) -> None:
     for path in keys:
-        if _pop(layer, path):
+        node: Any = layer
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            del node[path[-1]]
             warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
 
 
-def _untrusted(
-    layer: dict[str, Any], below: Mapping[str, Any], warnings: list[str], src: str
+def _keeps(rule: _Rule, value: Any, mine: Any) -> bool:
+    """May an untrusted layer set `value` where the user's own settings give `mine`?"""
+    if rule == "free" or value == mine:
+        return True
+    if rule == "off":
+        return value is False
+    if rule == "on":
+        return value is True
+    if rule == "level":
+        return value in _LEVELS and mine in _LEVELS and _LEVELS.index(value) <= _LEVELS.index(mine)
+    if rule == "subset":
+        entries, own = _names(value), _names(mine)
+        return entries is not None and own is not None and all(v in own for v in entries)
+    return False
+
+
+def _guard(layer: dict[str, Any], mine: Mapping[str, Any], at: tuple[str, ...] = ()) -> list[str]:
+    """Drop from `layer` what widens the user's own settings `mine`; the dropped keys."""
+    dropped: list[str] = []
+    for key in list(layer):
+        value, ref, here = layer[key], mine.get(key, mine), (*at, key)
+        if ref is mine:  # not a setting (ignored anyway)
+            continue
+        table, own = _table(value), _table(ref)
+        if table is not None and own is not None:
+            dropped += _guard(table, own, here)
+        elif not _keeps(untrusted_rule(here), value, ref):
+            del layer[key]
+            dropped.append(".".join(here))
+    return dropped
+
+
+def _confine(
+    layer: dict[str, Any], mine: Mapping[str, Any], trusted: bool, warnings: list[str], src: str
 ) -> None:
-    """Drop what an untrusted project config may not do: change the endpoint, add roots, turn
-    the sandbox off or give it the network, raise the level above the user's."""
-    why = "until you trust this workspace (agent-lsp trust)"
-    dropped = [p for p in _PROJECT_UNTRUSTED if _pop(layer, p)]
-    sandbox = layer.get("sandbox")
-    if isinstance(sandbox, dict):
-        if sandbox.get("enabled") is False and _pop(layer, ("sandbox", "enabled")):
-            dropped.append(("sandbox", "enabled"))
-        if sandbox.get("network") is True and _pop(layer, ("sandbox", "network")):
-            dropped.append(("sandbox", "network"))
-    level = layer.get("permissionLevel")
-    current = str(below.get("permissionLevel", "L2"))
-    if level is not None and (
-        level not in _LEVELS
-        or current not in _LEVELS
-        or _LEVELS.index(level) > _LEVELS.index(current)
-    ):
-        _pop(layer, ("permissionLevel",))
-        dropped.append(("permissionLevel",))
-    warnings.extend(f"{src}: ignored {'.'.join(p)} {why}" for p in dropped)
+    """A layer the user did not write: widening keys only once trusted, and never a
+    secret-looking name in `sandbox.passEnv` the user did not list themselves."""
+    if not trusted:
+        warnings.extend(f"{src}: ignored {key} {_WHY}" for key in _guard(layer, mine))
+    sandbox = _table(layer.get("sandbox"))
+    names = _names(sandbox.get("passEnv")) if sandbox is not None else None
+    if sandbox is not None and names is not None:
+        own = mine["sandbox"]["passEnv"]
+        secret = [n for n in names if isinstance(n, str) and _SECRET_NAME.search(n)]
+        secret = [n for n in secret if n not in own]
+        sandbox["passEnv"] = [n for n in names if n not in secret]
+        warnings.extend(
+            f"{src}: ignored sandbox.passEnv {n} (a secret by its name: only your own settings "
+            "pass it)"
+            for n in secret
+        )
 
 
 class LoadedSettings(BaseModel):
@@ -255,50 +355,66 @@ class LoadedSettings(BaseModel):
     trusted: bool = False  # the project's own config was applied as trusted
 
 
+def _read(src: str, path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        return read_toml(path)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        warnings.append(f"{src} {path}: {exc}")
+        return {}
+
+
+def _editor(options: Mapping[str, Any] | None, src: str, warnings: list[str]) -> dict[str, Any]:
+    layer: dict[str, Any] = _camel(dict(options or {}))
+    _strip(layer, _EDITOR_FORBIDDEN, warnings, src)
+    return layer
+
+
+def _mine(layers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The user's own settings (defaults, user file, start-up editor options, environment)."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _merge_valid(merged, copy.deepcopy(layer), "", [])
+    return Settings.model_validate(merged).model_dump(mode="json", by_alias=True)
+
+
 def load_settings(
     root: Path | None,
     editor_options: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     user_config: Path | None = None,
     trusted: bool | None = None,
+    editor_updates: Mapping[str, Any] | None = None,
 ) -> LoadedSettings:
-    """Merge every source in precedence order; invalid layers are reported and skipped.
-    `trusted` (default: looked up in `trusted.toml` beside the user config) lets the project
-    config widen settings."""
+    """Merge every source in precedence order; invalid values are reported once and skipped.
+    `editor_options` are the editor's start-up options (the user's); `editor_updates`, sent
+    after start-up (workspace/didChangeConfiguration, workspace/configuration), replace them
+    but, like the project config, may only restrict until the workspace is trusted. `trusted`
+    (default: looked up in `trusted.toml` beside the user config)."""
     from agent_lsp.safety.trust import TrustStore
 
     warnings: list[str] = []
     environ = os.environ if environ is None else environ
-    layers: list[tuple[str, dict[str, Any]]] = []
     user_path = (user_config or USER_CONFIG).expanduser()
     if trusted is None:
         trusted = root is not None and TrustStore(user_path.parent / "trusted.toml").is_trusted(
             root
         )
-    for src, path in (
-        ("user config", user_path),
-        ("project config", root and root / PROJECT_CONFIG),
-    ):
-        if path is None:
-            continue
-        try:
-            layer = read_toml(path)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            warnings.append(f"{src} {path}: {exc}")
-            continue
-        if src == "project config":
-            _strip(layer, _PROJECT_FORBIDDEN, warnings, f"{src} {path}")
-            if not trusted:
-                below: dict[str, Any] = {}
-                for _, lower in layers:
-                    below = deep_merge(below, lower)
-                _untrusted(layer, below, warnings, f"{src} {path}")
-        layers.append((f"{src} {path}", layer))
-    if editor_options:
-        editor = _camel(dict(editor_options))
-        _strip(editor, _EDITOR_FORBIDDEN, warnings, "editor settings")
-        layers.append(("editor settings", editor))
-    layers.append(("environment", env_layer(environ)))
+    user = _read("user config", user_path, warnings)
+    project_path = root / PROJECT_CONFIG if root is not None else None
+    project = _read("project config", project_path, warnings) if project_path else {}
+    editor = _editor(editor_options, "editor settings", warnings)
+    env = env_layer(environ)
+    mine = _mine([user, editor, env])
+    layers = [(f"user config {user_path}", user)]
+    if project_path is not None:
+        src = f"project config {project_path}"
+        _strip(project, _PROJECT_FORBIDDEN, warnings, src)
+        _confine(project, mine, trusted, warnings, src)
+        layers.append((src, project))
+    if editor_updates is not None:
+        editor = _editor(editor_updates, _LATER, warnings)
+        _confine(editor, mine, trusted, warnings, _LATER)
+    layers += [("editor settings", editor), ("environment", env)]
 
     merged: dict[str, Any] = {}
     for src, layer in layers:
@@ -311,21 +427,29 @@ def load_settings(
 def _merge_valid(
     merged: dict[str, Any], layer: dict[str, Any], src: str, warnings: list[str]
 ) -> dict[str, Any]:
-    """Merge `layer` on top, dropping (and reporting) only the values that do not validate."""
+    """Merge `layer` on top, dropping (and reporting, once each) the values that do not
+    validate."""
     for _ in range(20):
         candidate = deep_merge(merged, layer)
         try:
             Settings.model_validate(candidate)
         except ValidationError as exc:
-            warnings.append(f"{src}: invalid settings ignored: {_brief(exc)}")
-            if not any(_pop(layer, tuple(err["loc"])) for err in exc.errors()):
+            popped = False
+            for err in exc.errors():
+                if _pop(layer, tuple(err["loc"])):
+                    popped = True
+                    warnings.append(f"{src}: invalid settings ignored: {_where(err)}")
+            if not popped:
+                warnings.append(f"{src}: invalid settings ignored: {_brief(exc)}")
                 return merged
             continue
         return candidate
     return merged
 
 
+def _where(err: Any) -> str:
+    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+
+
 def _brief(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
-    )
+    return "; ".join(_where(err) for err in exc.errors()[:5])

@@ -25,3 +25,18 @@ def test_every_contract_key_is_documented() -> None:
         "maxSteps",
     ):
         assert f"| `{key}` |" in text
+
+
+def test_the_reference_says_what_an_untrusted_workspace_may_do() -> None:
+    rows = {
+        line.split(" | ")[0].strip("| `"): line.split(" | ")[3]
+        for line in render().split("\n")
+        if line.startswith("| `")
+    }
+    assert (
+        rows["tests.runOnSave"] == rows["lint.enabled"] == rows["suggestions.enabled"] == "turn off"
+    )
+    assert rows["sandbox.enabled"] == "turn on" and rows["permissionLevel"] == "lower"
+    assert rows["extraRoots"] == rows["sandbox.passEnv"] == "remove entries"
+    assert {rows[k] for k in rows if k.startswith("model.")} == {"no", "never"}
+    assert rows["maxSteps"] == "set" and rows["model.apiKey"] == "never"

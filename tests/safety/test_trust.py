@@ -49,10 +49,11 @@ def test_an_untrusted_repository_cannot_redirect_the_key_or_widen_anything(
     assert s.model.api_key is not None and s.model.api_key.get_secret_value() == "sk-user"
     assert s.permission_level.value == "L2"
     assert s.extra_roots == [] and s.sandbox.enabled and not s.sandbox.network
-    assert s.model.name == "repo-model"  # harmless keys still apply
+    assert s.model.name == "gpt-4o-mini"  # no model key moves either
     shown = "\n".join(loaded.warnings)
     for key in (
         "model.baseUrl",
+        "model.name",
         "permissionLevel",
         "extraRoots",
         "sandbox.enabled",
