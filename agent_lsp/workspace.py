@@ -2,8 +2,10 @@
 
 Every path goes through the safety layer's `PathGuard` (symlinks, `..`, `~`, absolute, Windows
 device and UNC forms): it must stay inside the workspace or an extra root. Secret files need
-the user's permission (`resolve_readable` asks); git internals and the policy files are never
-written."""
+the user's permission (`resolve_readable` asks); deny path rules refuse; listings and searches
+skip what a read would have to ask about (`hidden`); git internals, `.agent-lsp/` and editor
+settings are never written. `reads` is the same guard for what the harness itself reads into
+the prompt or writes under `.agent-lsp/`."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from agent_lsp.fileio import read_disk_text, text_hash
 from agent_lsp.permissions import CommandPolicy
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathError, PathGuard, Resolved
+from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel
 
@@ -34,8 +37,17 @@ class Workspace:
         self.edit_count = 0
 
     @property
+    def engine(self) -> SafetyPolicy:
+        return self.policy.engine_for(self.root)
+
+    @property
     def guard(self) -> PathGuard:
-        return self.policy.engine_for(self.root).guard
+        return self.engine.guard
+
+    @property
+    def reads(self) -> ReadGuard:
+        """The guard of the harness's own reads and `.agent-lsp/` writes, with this policy."""
+        return ReadGuard(self.root, self.engine)
 
     def describe(self, relative: str, tool: str = "") -> Resolved:
         """The resolved path and its flags; refused forms, escapes and deny rules raise."""
@@ -47,8 +59,7 @@ class Workspace:
             raise WorkspaceError(str(exc)) from exc
         if not res.inside:
             raise WorkspaceError(f"{relative}: outside the workspace {self.root}")
-        engine = self.policy.engine_for(self.root)
-        for rule in engine.rules.of(Action.DENY):
+        for rule in self.engine.rules.of(Action.DENY):
             if rule.path is not None and rule.for_tool(tool) and rule.matches_path(res, self.guard):
                 raise WorkspaceError(f"{relative}: denied by {rule.label}")
         return res
@@ -70,10 +81,13 @@ class Workspace:
             self.granted.add(res.path)
         return res.path
 
-    def hidden(self, path: Path) -> bool:
-        """Skipped silently by listings and searches: secret files, and links leading out."""
+    def hidden(self, path: Path, tool: str = "list_files") -> bool:
+        """Skipped silently by listings and searches: links leading out, secret files, and
+        what a deny or ask path rule covers for `tool` (for a search, also for read_file: a
+        search shows the text)."""
         res = self.guard.describe(path)
-        return res.secret or not res.inside
+        tools = (tool, "read_file") if tool == "search_text" else (tool,)
+        return not res.inside or any(self.engine.hidden(t, res) is not None for t in tools)
 
     def relative(self, path: Path) -> str:
         try:

@@ -1,7 +1,8 @@
 """Checkpoints under `.agent-lsp/checkpoints/`: a task's progress (its conversation, step and
 usage) after every step, so a task cut short by a crash or a restart can be resumed; and the
 files the agent changed, before and after each step, as plain content-addressed copies
-(`objects/`), so a task can be undone step by step. Never the user's git index or branches."""
+(`objects/`), so a task can be undone step by step. Never the user's git index or branches.
+Everything here is read and written through the workspace's `ReadGuard`: never through a link."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_lsp.fileio import atomic_write
+from agent_lsp.fileio import open_append
 from agent_lsp.memory.logs import now_iso
 from agent_lsp.messages import ChatMessage, Usage
+from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.task import Task
 
 try:
@@ -61,9 +63,8 @@ class Checkpoint(BaseModel):
 class TaskLock:
     """Held while a task runs; the OS drops it when the process dies (even by SIGKILL)."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+    def __init__(self, path: Path, within: Path | None = None) -> None:
+        self._fh: IO[str] | None = open_append(path, within)
         if fcntl is not None:
             try:
                 fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -79,21 +80,23 @@ class TaskLock:
 
 
 class CheckpointStore:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, reads: ReadGuard | None = None) -> None:
+        """`reads`: the workspace's guard (default: one for the folder holding `.agent-lsp`)."""
         self.folder = folder
         self.objects = folder / "objects"
+        self.reads = reads or ReadGuard(folder.parent.parent)
 
     def _progress(self, task_id: str) -> Path:
         return self.folder / task_id / "progress.json"
 
     def save(self, cp: Checkpoint) -> None:
         cp.updated = now_iso()
-        atomic_write(self._progress(cp.task_id), cp.model_dump_json())
+        self.reads.write(self._progress(cp.task_id), cp.model_dump_json())
 
     def load(self, task_id: str, warnings: list[str]) -> Checkpoint | None:
         path = self._progress(task_id)
         try:
-            return Checkpoint.model_validate_json(path.read_bytes())
+            return Checkpoint.model_validate_json(self.reads.read_bytes(path, ""))
         except FileNotFoundError:
             return None
         except (OSError, ValidationError, ValueError) as exc:
@@ -103,10 +106,8 @@ class CheckpointStore:
 
     def all(self, warnings: list[str]) -> list[Checkpoint]:
         """Every readable checkpoint, oldest first."""
-        if not self.folder.is_dir():
-            return []
         found: list[Checkpoint] = []
-        for child in self.folder.iterdir():
+        for child in self.reads.folder(self.folder, ""):
             if child.name != "objects" and (child / "progress.json").is_file():
                 cp = self.load(child.name, warnings)
                 if cp is not None:
@@ -114,12 +115,12 @@ class CheckpointStore:
         return sorted(found, key=lambda c: (c.updated, c.task_id))
 
     def lock(self, task_id: str) -> TaskLock:
-        return TaskLock(self.folder / task_id / "lock")
+        return TaskLock(self.folder / task_id / "lock", self.reads.top(self.folder))
 
     def is_running(self, task_id: str) -> bool:
         """Whether some process holds the task's lock right now."""
         try:
-            TaskLock(self.folder / task_id / "lock").release()
+            self.lock(task_id).release()
         except OSError:
             return True
         return False
@@ -135,16 +136,16 @@ class CheckpointStore:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         path = self.objects / digest[:2] / digest[2:]
         if not path.exists():
-            atomic_write(path, text)
+            self.reads.write(path, text)
         return digest
 
     def get(self, blob: str) -> str | None:
         path = self.objects / blob[:2] / blob[2:]
         try:
-            with path.open(encoding="utf-8", newline="", errors="surrogateescape") as fh:
-                return fh.read()
+            data = self.reads.read_bytes(path, "")
         except OSError:
             return None
+        return data.decode("utf-8", errors="surrogateescape")
 
 
 def record_change(

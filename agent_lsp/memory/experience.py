@@ -3,6 +3,7 @@ questions, with a few header fields (tags, files, symbols) the index reads back.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from agent_lsp.fileio import atomic_write
+from agent_lsp.safety.reads import ReadGuard
 
 NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})--(.+)\.md$")
 LISTS = (
@@ -65,15 +66,16 @@ def experience_path(folder: Path, date: str, topic: str) -> Path:
     base = f"{date}--{slug(topic)}"
     path = folder / f"{base}.md"
     n = 2
-    while path.exists():
+    while os.path.lexists(path):
         path = folder / f"{base}-{n}.md"
         n += 1
     return path
 
 
-def write_experience(folder: Path, exp: Experience, topic: str) -> Path:
+def write_experience(reads: ReadGuard, folder: Path, exp: Experience, topic: str) -> Path:
+    """A new experience file (never through a link: `UnsafePathError`)."""
     path = experience_path(folder, exp.date, topic or exp.title)
-    atomic_write(path, exp.to_markdown())
+    reads.write(path, exp.to_markdown(), "remember")
     return path
 
 

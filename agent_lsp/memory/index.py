@@ -1,6 +1,7 @@
 """`memory/index.sqlite`: an FTS5 index of the experience files (path, project, tags, files,
 symbols, title, text). The files are the truth: the index follows them (by mtime and size) and is
-rebuilt from scratch when it is missing or corrupted."""
+rebuilt from scratch when it is missing or corrupted. The experience files are read through the
+`ReadGuard`; the database (and its journal files) is never opened through a link."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from agent_lsp.memory.experience import NAME, Experience, parse_experience
 from agent_lsp.memory.state import read_text_file
+from agent_lsp.safety.reads import ReadGuard
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experience(
@@ -54,12 +56,20 @@ def tokens(text: str) -> set[str]:
 class MemoryIndex:
     """One SQLite connection per call site; cheap to open, safe across threads that way."""
 
-    def __init__(self, db: Path, folder: Path) -> None:
+    def __init__(self, db: Path, folder: Path, reads: ReadGuard | None = None) -> None:
+        """`reads`: the guard of the workspace (default: one for the folder holding
+        `.agent-lsp`, or the folder itself)."""
         self.db = db
         self.folder = folder
+        self.reads = reads or ReadGuard(_workspace_of(folder))
 
     def connect(self, warnings: list[str]) -> sqlite3.Connection:
-        self.db.parent.mkdir(parents=True, exist_ok=True)
+        self.reads.mkdir(self.db.parent)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            linked = Path(f"{self.db}{suffix}")
+            if linked.is_symlink():  # never written through: dropped, the index rebuilt
+                warnings.append(f"memory/{linked.name}: a link; removed, the index rebuilt")
+                linked.unlink()
         try:
             return self._open()
         except sqlite3.DatabaseError as exc:
@@ -94,17 +104,18 @@ class MemoryIndex:
             for row in conn.execute("SELECT path, id, mtime_ns, size FROM experience")
         }
         on_disk: dict[str, os.stat_result] = {}
-        if self.folder.is_dir():
-            with os.scandir(self.folder) as entries:
-                for entry in entries:
-                    if NAME.match(entry.name) and entry.is_file():
-                        on_disk[entry.name] = entry.stat()
+        listed = self.reads.folder(
+            self.folder, warnings=warnings, label="memory", keep=lambda p: bool(NAME.match(p.name))
+        )
+        for path in listed:
+            if path.is_file():
+                on_disk[path.name] = path.stat()
         added = updated = 0
         for name, st in on_disk.items():
             old = known.get(name)
             if old is not None and (old[1], old[2]) == (st.st_mtime_ns, st.st_size):
                 continue
-            text = read_text_file(self.folder / name, f"memory/{name}", warnings)
+            text = read_text_file(self.reads, self.folder / name, f"memory/{name}", warnings)
             if text is None:
                 continue
             exp = parse_experience(text, name)
@@ -213,3 +224,8 @@ class MemoryIndex:
                     self._delete(conn, int(row[0]))
         finally:
             conn.close()
+
+
+def _workspace_of(folder: Path) -> Path:
+    parts = folder.parts
+    return Path(*parts[: parts.index(".agent-lsp")]) if ".agent-lsp" in parts[1:] else folder

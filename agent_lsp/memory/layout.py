@@ -1,4 +1,7 @@
-"""Where everything lives under `.agent-lsp/`: plain files a person can read and edit."""
+"""Where everything lives under `.agent-lsp/`: plain files a person can read and edit.
+
+Every file the memory reads or writes there goes through the layout's `ReadGuard` (`reads`):
+no link out of the workspace, no secret file, the path rules of the task's policy."""
 
 from __future__ import annotations
 
@@ -6,9 +9,10 @@ import contextlib
 import shutil
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.safety.reads import ReadGuard, Refused
 
 AGENT_DIR = ".agent-lsp"
 # Local, per-machine parts stay out of git; state/project/ and memory/*.md may be shared.
@@ -28,6 +32,12 @@ class Layout:
     """The `.agent-lsp/` folder of one project."""
 
     root: Path
+
+    @cached_property
+    def reads(self) -> ReadGuard:
+        """The guard of every read and write here; `ProjectMemory.begin` gives it the task's
+        policy (path rules)."""
+        return ReadGuard(self.root)
 
     @property
     def base(self) -> Path:
@@ -84,15 +94,19 @@ class Layout:
             return str(path)
 
     def mount(self) -> None:
-        """Create the folders and the .gitignore (idempotent); prune old session scratch."""
+        """Create the folders and the .gitignore (idempotent); prune old session scratch.
+        A link on the way (a linked `.agent-lsp`, `state` ...) raises `UnsafePathError`."""
         for folder in (self.state_project, self.state_task, self.state_session, self.memory):
-            folder.mkdir(parents=True, exist_ok=True)
-        ensure_gitignore(self.base / ".gitignore")
+            self.reads.mkdir(folder)
+        ensure_gitignore(self.reads, self.base / ".gitignore")
         prune_sessions(self.state_session)
 
 
-def ensure_gitignore(path: Path) -> None:
-    old = read_disk_text(path) if path.is_file() else ""
+def ensure_gitignore(reads: ReadGuard, path: Path) -> None:
+    try:
+        old = reads.read_bytes(path, "").decode("utf-8", errors="replace")
+    except (FileNotFoundError, Refused):
+        old = ""
     have = {line.strip() for line in old.splitlines()}
     missing = [line for line in IGNORED if line not in have]
     if not missing:
@@ -100,7 +114,7 @@ def ensure_gitignore(path: Path) -> None:
     head = old if old.endswith("\n") or not old else old + "\n"
     if not old:
         head = "# agent-lsp: local state, logs and checkpoints stay out of git\n"
-    atomic_write(path, head + "".join(f"{line}\n" for line in missing))
+    reads.write(path, head + "".join(f"{line}\n" for line in missing))
 
 
 def prune_sessions(folder: Path, keep: float = SESSION_KEEP_SECONDS) -> None:
@@ -108,5 +122,5 @@ def prune_sessions(folder: Path, keep: float = SESSION_KEEP_SECONDS) -> None:
     with contextlib.suppress(OSError):
         for child in folder.iterdir():
             with contextlib.suppress(OSError):
-                if child.is_dir() and child.stat().st_mtime < cutoff:
+                if child.is_dir() and not child.is_symlink() and child.stat().st_mtime < cutoff:
                     shutil.rmtree(child, ignore_errors=True)

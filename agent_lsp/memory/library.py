@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.memory.distill import distill
-from agent_lsp.memory.experience import Experience, parse_experience, write_experience
+from agent_lsp.memory.experience import NAME, Experience, parse_experience, write_experience
 from agent_lsp.memory.index import MemoryIndex
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.logs import SessionLog
@@ -40,8 +40,8 @@ class Library:
         exp.project = exp.project or self.layout.root.name
 
         def write() -> Path:
-            self.layout.memory.mkdir(parents=True, exist_ok=True)
-            path = write_experience(self.layout.memory, exp, topic)
+            self.layout.reads.mkdir(self.layout.memory)
+            path = write_experience(self.layout.reads, self.layout.memory, exp, topic)
             self.index.sync(warnings)
             return path
 
@@ -83,9 +83,8 @@ class Library:
     def entries(self, warnings: list[str]) -> list[MemoryEntry]:
         self.index.sync(warnings)
         out: list[MemoryEntry] = []
-        folder = self.layout.memory
-        for path in sorted(folder.glob("*--*.md")) if folder.is_dir() else []:
-            text = read_text_file(path, f"memory/{path.name}", warnings)
+        for path in self._files():
+            text = read_text_file(self.layout.reads, path, f"memory/{path.name}", warnings)
             if text is None:
                 continue
             exp = parse_experience(text, path.name)
@@ -100,7 +99,7 @@ class Library:
     def find(self, name: str) -> Path:
         """An experience file by its name or a unique part of it."""
         folder = self.layout.memory
-        names = sorted(p.name for p in folder.glob("*--*.md")) if folder.is_dir() else []
+        names = [p.name for p in self._files()]
         if name in names:
             return folder / name
         matches = [n for n in names if name.lower() in n.lower()]
@@ -110,8 +109,16 @@ class Library:
             raise AgentLspError(f"no experience matches {name!r}")
         raise AgentLspError(f"{name!r} matches {len(matches)} experiences: {', '.join(matches)}")
 
+    def _files(self) -> list[Path]:
+        """The experience files the guard lets through, by name."""
+        return self.layout.reads.folder(self.layout.memory, keep=lambda p: bool(NAME.match(p.name)))
+
     def show(self, name: str) -> str:
-        return self.find(name).read_text(encoding="utf-8", errors="replace")
+        path = self.find(name)
+        try:
+            return self.layout.reads.read_bytes(path).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise AgentLspError(f"{path.name}: cannot be shown ({exc.strerror})") from exc
 
     def forget(self, name: str) -> str:
         path = self.find(name)

@@ -14,6 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agent_lsp.fileio import open_append
+from agent_lsp.safety.reads import ReadGuard
+
 log = logging.getLogger(__name__)
 
 
@@ -28,9 +31,12 @@ def new_session_id() -> str:
 class SessionLog:
     """Appends one JSON object per line; a failing disk never fails the agent."""
 
-    def __init__(self, folder: Path, session_id: str) -> None:
+    def __init__(self, folder: Path, session_id: str, within: Path | None = None) -> None:
+        """`within`: the workspace (links below it are refused; by default, links below the
+        folder holding `.agent-lsp`)."""
         self.path = folder / f"{session_id}.jsonl"
         self.session_id = session_id
+        self.within = within
         self._lock = threading.Lock()
         self._broken = False
 
@@ -39,8 +45,7 @@ class SessionLog:
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as fh:
+                with open_append(self.path, self.within) as fh:
                     fh.write(line)
             except OSError as exc:
                 if not self._broken:
@@ -48,11 +53,11 @@ class SessionLog:
                 self._broken = True
 
 
-def session_logs(folder: Path) -> list[Path]:
-    """Session logs, oldest first."""
-    if not folder.is_dir():
-        return []
-    return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+def session_logs(folder: Path, reads: ReadGuard | None = None) -> list[Path]:
+    """Session logs, oldest first (none through a link out of the workspace)."""
+    guard = reads or ReadGuard(folder.parent.parent)
+    found = guard.folder(folder, "", keep=lambda p: p.suffix == ".jsonl")
+    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
 
 
 def _clock(ts: str) -> str:

@@ -17,7 +17,7 @@ from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore
 from agent_lsp.memory.experience import Experience
 from agent_lsp.memory.index import MemoryIndex
 from agent_lsp.memory.initd import InitRunner, TaskFacts
-from agent_lsp.memory.layout import Layout
+from agent_lsp.memory.layout import AGENT_DIR, Layout
 from agent_lsp.memory.library import Library, MemoryEntry
 from agent_lsp.memory.logs import SessionLog, new_session_id
 from agent_lsp.memory.recall import recall
@@ -70,10 +70,11 @@ def recall_query(task: Task) -> str:
 class ProjectMemory:
     def __init__(self, root: Path, session_id: str | None = None) -> None:
         self.layout = Layout(root)
+        reads = self.layout.reads
         self.session_id = session_id or new_session_id()
-        self.log = SessionLog(self.layout.logs, self.session_id)
-        self.index = MemoryIndex(self.layout.index, self.layout.memory)
-        self.checkpoints = CheckpointStore(self.layout.checkpoints)
+        self.log = SessionLog(self.layout.logs, self.session_id, reads.top(self.layout.logs))
+        self.index = MemoryIndex(self.layout.index, self.layout.memory, reads)
+        self.checkpoints = CheckpointStore(self.layout.checkpoints, reads)
         self.library = Library(self.layout, self.index, self.log)
         self.running: TaskMemory | None = None
         self.last: _Finished | None = None
@@ -109,7 +110,11 @@ class ProjectMemory:
     ) -> TaskMemory:
         self.open_log()
         notices: list[str] = []
-        await asyncio.to_thread(self.layout.mount)
+        self.layout.reads.policy = workspace.policy.engine_for(self.layout.root)  # path rules
+        try:
+            await asyncio.to_thread(self.layout.mount)
+        except OSError as exc:  # a linked .agent-lsp (or state, memory...): refuse the task
+            raise AgentLspError(f"memory not usable: {self._refusal(exc)}") from exc
         if resume is not None:
             cp = resume
             cp.status, cp.pid, cp.session = "running", os.getpid(), self.session_id
@@ -270,16 +275,24 @@ class ProjectMemory:
             self.running.events.notes.append(note)
             return RememberResult(path=None, message="noted; saved with the task when it ends")
         last = self.last
-        if last is not None and model is not None:
-            path = await self.library.distil(
-                last.task, last.messages, last.outcome, "remember", note, model, None
-            )
-            self.last = None
-            return RememberResult(path=self.layout.rel(path), message="experience saved")
-        words = note.split()
-        exp = Experience(title=" ".join(words[:10]), event="remember", goal=note, decisions=[note])
-        path = await self.library.save(exp, exp.title, [])
+        try:
+            if last is not None and model is not None:
+                path = await self.library.distil(
+                    last.task, last.messages, last.outcome, "remember", note, model, None
+                )
+                self.last = None
+                return RememberResult(path=self.layout.rel(path), message="experience saved")
+            words = note.split()
+            title = " ".join(words[:10])
+            exp = Experience(title=title, event="remember", goal=note, decisions=[note])
+            path = await self.library.save(exp, exp.title, [])
+        except OSError as exc:  # a link on the way, or a deny path rule: nothing written
+            raise AgentLspError(f"not remembered: {self._refusal(exc)}") from exc
         return RememberResult(path=self.layout.rel(path), message="note saved")
+
+    def _refusal(self, exc: OSError) -> str:
+        where = self.layout.rel(Path(exc.filename)) if exc.filename else AGENT_DIR
+        return f"{where}: {exc.strerror or exc}"
 
     def entries(self, warnings: list[str]) -> list[MemoryEntry]:
         return self.library.entries(warnings)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from agent_lsp.memory.experience import parse_experience
 from agent_lsp.memory.index import TOKEN, Hit, MemoryIndex
@@ -58,16 +57,17 @@ def recall(
     hits = [h for h in index.search(query_terms(query), warnings) if relevant(h)][:limit]
     if not hits:
         return Recalled("", [], 0)
-    return summarize(index.folder, hits, words, warnings)
+    return summarize(index, hits, words, warnings)
 
 
-def summarize(folder: Path, hits: Sequence[Hit], words: int, warnings: list[str]) -> Recalled:
+def summarize(index: MemoryIndex, hits: Sequence[Hit], words: int, warnings: list[str]) -> Recalled:
     """One entry per experience, each within an equal share of the word budget."""
+    folder = index.folder
     share = max(words // len(hits), 20)
     entries: list[str] = []
     used = 0
     for hit in hits:
-        text = read_text_file(folder / hit.path, f"memory/{hit.path}", warnings)
+        text = read_text_file(index.reads, folder / hit.path, f"memory/{hit.path}", warnings)
         if text is None:
             continue
         exp = parse_experience(text, hit.path)

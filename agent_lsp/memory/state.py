@@ -1,6 +1,7 @@
 """State files: `state/project/*.md` (facts + reasons), `state/task/current-task.md` (goal,
 progress, next, blockers) and its `task.json`. Hand edits are welcome; anything unreadable is a
-WARN, never a crash."""
+WARN, never a crash. Every read and write goes through the layout's `ReadGuard`: a state file
+that links out of the workspace, is a secret or is hidden by a path rule is a WARN, unread."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.fileio import atomic_write
 from agent_lsp.memory.layout import Layout
+from agent_lsp.safety.reads import CONTEXT_TOOL, ReadGuard, Refused
 
 SECTIONS = ("goal", "progress", "next", "blockers")
 ALIASES = {
@@ -61,11 +62,17 @@ class TaskState:
         )
 
 
-def read_text_file(path: Path, label: str, warnings: list[str]) -> str | None:
-    """The text of a state file, or None with a WARN if it is missing data or corrupted."""
+def read_text_file(
+    reads: ReadGuard, path: Path, label: str, warnings: list[str], tool: str = CONTEXT_TOOL
+) -> str | None:
+    """The text of a file loaded for the agent, or None: missing, refused by the guard (a
+    WARN, without the content), unreadable or corrupted (a WARN)."""
     try:
-        data = path.read_bytes()
+        data = reads.read_bytes(path, tool)
     except FileNotFoundError:
+        return None
+    except Refused as exc:
+        warnings.append(f"{label}: not loaded ({exc.reason})")
         return None
     except OSError as exc:
         warnings.append(f"{label}: cannot be read ({exc}); ignored")
@@ -108,32 +115,37 @@ def parse_task(text: str, label: str, warnings: list[str]) -> TaskState:
 
 
 def load_task(layout: Layout, warnings: list[str]) -> TaskState | None:
-    text = read_text_file(layout.task_file, layout.rel(layout.task_file), warnings)
+    text = read_text_file(layout.reads, layout.task_file, layout.rel(layout.task_file), warnings)
     if text is None:
         return None
     return parse_task(text, layout.rel(layout.task_file), warnings)
 
 
-def write_task_section(path: Path, section: str, content: str) -> None:
-    """Replace one section of current-task.md (the others, and unknown ones, are kept)."""
+def write_task_section(layout: Layout, section: str, content: str) -> None:
+    """Replace one section of current-task.md (the others, and unknown ones, are kept).
+    Never through a link (`UnsafePathError`) nor against a deny path rule (`Refused`)."""
     ignored: list[str] = []
-    text = read_text_file(path, path.name, ignored) or ""
+    path = layout.task_file
+    text = read_text_file(layout.reads, path, path.name, ignored, "update_task") or ""
     state = parse_task(text, path.name, ignored)
     state.sections[section] = content + "\n"
-    atomic_write(path, state.render())
+    layout.reads.write(path, state.render(), "update_task")
 
 
 def start_task(layout: Layout, goal: str) -> None:
-    atomic_write(layout.task_file, TaskState({"goal": goal.strip() + "\n"}).render())
+    layout.reads.write(layout.task_file, TaskState({"goal": goal.strip() + "\n"}).render())
 
 
 def load_project_state(layout: Layout, warnings: list[str]) -> list[tuple[str, str]]:
     """`state/project/*.md` and the `remember` notes, capped to PROJECT_CHARS in all."""
-    files = sorted(layout.state_project.glob("*.md")) if layout.state_project.is_dir() else []
+    folder = layout.state_project
+    files = layout.reads.folder(
+        folder, warnings=warnings, label=layout.rel(folder), keep=lambda p: p.suffix == ".md"
+    )
     out: list[tuple[str, str]] = []
     budget = PROJECT_CHARS
     for path in files:
-        text = read_text_file(path, layout.rel(path), warnings)
+        text = read_text_file(layout.reads, path, layout.rel(path), warnings)
         if text is None or not text.strip():
             continue
         out.append((path.name, _cap(text.strip(), budget, layout.rel(path))))
@@ -141,7 +153,7 @@ def load_project_state(layout: Layout, warnings: list[str]) -> list[tuple[str, s
         if budget <= 200:
             warnings.append("state/project: more than the context budget; the rest not loaded")
             break
-    notes = read_text_file(layout.notes, layout.rel(layout.notes), warnings)
+    notes = read_text_file(layout.reads, layout.notes, layout.rel(layout.notes), warnings)
     if notes:
         lines = [ln for ln in notes.splitlines() if ln.startswith("- ")][-NOTES_LINES:]
         if lines:
@@ -156,7 +168,7 @@ def _cap(text: str, limit: int, rel: str) -> str:
 
 
 def load_meta(layout: Layout, warnings: list[str]) -> dict[str, str]:
-    text = read_text_file(layout.task_meta, layout.rel(layout.task_meta), warnings)
+    text = read_text_file(layout.reads, layout.task_meta, layout.rel(layout.task_meta), warnings)
     if text is None:
         return {}
     try:
@@ -171,17 +183,18 @@ def load_meta(layout: Layout, warnings: list[str]) -> dict[str, str]:
 
 
 def save_meta(layout: Layout, meta: dict[str, str]) -> None:
-    atomic_write(layout.task_meta, json.dumps(meta, indent=1) + "\n")
+    layout.reads.write(layout.task_meta, json.dumps(meta, indent=1) + "\n")
 
 
 def current_branch(root: Path) -> str | None:
-    """The checked-out branch, read from .git/HEAD (no subprocess); None outside git."""
+    """The checked-out branch, read from .git/HEAD (no subprocess); None outside git. Only a
+    branch name or a commit id comes back: a HEAD linked to another file shows nothing of it."""
     for folder in (root, *root.parents):
         dot_git = folder / ".git"
         if dot_git.is_file():
             try:
                 line = dot_git.read_text(encoding="utf-8").strip()
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 return None
             if not line.startswith("gitdir:"):
                 return None
@@ -190,12 +203,17 @@ def current_branch(root: Path) -> str | None:
         if dot_git.is_dir():
             try:
                 head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
-            except OSError:
+            except (OSError, UnicodeDecodeError):
                 return None
-            if head.startswith("ref: refs/heads/"):
-                return head.removeprefix("ref: refs/heads/")
-            return f"detached {head[:7]}"
+            branch = head.removeprefix("ref: refs/heads/")
+            if head.startswith("ref: refs/heads/") and _BRANCH.fullmatch(branch):
+                return branch
+            return f"detached {head[:7]}" if _COMMIT.fullmatch(head) else None
     return None
+
+
+_BRANCH = re.compile(r"[\w./+-]{1,200}")
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 PATHLIKE = re.compile(

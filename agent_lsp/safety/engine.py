@@ -281,3 +281,11 @@ class SafetyPolicy:
         if self.level is L1:
             return Evaluation(Action.DENY, f"level L1: {tool} is not available")
         return Evaluation(Action.ASK, f"level L2: {tool} has side effects")
+
+    def hidden(self, tool: str, res: Resolved) -> str | None:
+        """Why a listing, a search or the starting context leaves `res` out without asking
+        (a deny or ask path rule, a secret file no allow rule lets through, outside the
+        workspace); None: `tool` may show it. Listings never ask: what a read would have to
+        ask about is hidden."""
+        evaluation = self.file(tool, res, write=False)
+        return None if evaluation.action is Action.ALLOW else evaluation.rule

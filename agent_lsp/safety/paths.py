@@ -1,7 +1,8 @@
 """Every path a tool touches, resolved the way the OS would: `~`, `..`, symlinks, absolute paths,
 Windows drive, device and UNC forms. A path is usable when it stays inside the workspace or one
 of the configured extra roots; secret files need the user's permission even inside; git
-internals and the policy files are never written by the agent."""
+internals, agent-lsp's own folder and the editor settings are never written by the agent's
+file tools."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 __all__ = [
+    "HOME_SECRET_DIRS",
+    "HOME_SECRET_FILES",
+    "PROTECTED_DIRS",
+    "PROTECTED_NAMES",
+    "SECRET_DIRS",
+    "SECRET_NAMES",
     "PathError",
     "PathGuard",
     "Resolved",
@@ -22,12 +29,22 @@ __all__ = [
 
 SECRET_NAMES = frozenset(
     {".netrc", "_netrc", ".pgpass", ".git-credentials", ".vault-token", ".pypirc", ".htpasswd"}
+    # package managers, clouds, databases, infrastructure
+    | {".npmrc", ".yarnrc", ".yarnrc.yml", ".envrc", "credentials", "credentials.json"}
+    | {".terraformrc", "terraform.rc", ".my.cnf", ".boto", ".s3cfg", ".dockercfg"}
+    # shell and REPL histories (any `*_history` too): commands typed with tokens in them
+    | {".bash_history", ".zsh_history", ".sh_history", ".history", ".histfile"}
+    | {".python_history", ".node_repl_history", ".psql_history", ".mysql_history"}
+    | {".sqlite_history", ".lesshst", ".irb_history", ".rediscli_history"}
 )
+SECRET_SUFFIXES = (".env", ".tfvars", ".tfvars.json", "_history")  # config/prod.env, ...
+SECRET_JSON_PREFIXES = ("service-account", "service_account")  # service-account*.json
 KEY_NAMES = frozenset(
     {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk", "identity"}
 )
 KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".ppk", ".jks", ".keystore", ".kdbx")
 SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg"})
+# Credential folders of the user's home (relative to it).
 HOME_SECRET_DIRS = (
     ".config/gcloud",
     ".azure",
@@ -37,6 +54,20 @@ HOME_SECRET_DIRS = (
     ".config/agent-lsp",
     ".password-store",
     ".local/share/keyrings",
+    ".config/yarn",
+    ".terraform.d",
+    ".config/rclone",
+)
+# Credential files of the user's home (relative to it): the same names in a project are not.
+HOME_SECRET_FILES = (
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".config/hub",
 )
 STARTUP_NAMES = frozenset(
     {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc"}
@@ -45,7 +76,14 @@ STARTUP_NAMES = frozenset(
 )
 STARTUP_PATHS = ("/etc/profile", "/etc/bash.bashrc", "/etc/environment", "/etc/zsh")
 STARTUP_DIRS = ("/etc/profile.d", ".config/fish", ".config/environment.d")
-# Relative to the workspace root: the agent may never write these.
+# Never written by the agent's file tools, anywhere in a root: git internals, agent-lsp's own
+# folder (config, policy, init.d, memory, state: the harness writes those itself), and the
+# editor settings that configure the agent or run code when a folder is opened.
+PROTECTED_DIRS = frozenset({".git", ".agent-lsp", ".vscode", ".idea", ".zed", ".helix"})
+PROTECTED_NAMES = frozenset(
+    {".nvim.lua", ".nvimrc", ".exrc", ".dir-locals.el", ".dir-locals-2.el", ".envrc"}
+)
+# Kept for callers of the old table: the policy and project config (inside PROTECTED_DIRS).
 PROTECTED_FILES = (
     (".agent-lsp", "policy.toml"),
     (".agent-lsp", "config.toml"),
@@ -74,19 +112,21 @@ def _fold(name: str, windows: bool) -> str:
 
 
 def is_secret_path(path: PurePosixPath | Path, home: Path, windows: bool = False) -> bool:
-    """`.env*`, private keys, credential files, `.ssh` / `.aws` / `.gnupg` anywhere, and the
-    credential folders of the user's home."""
+    """`.env*` and `*.env`, private keys, credential and history files, `.ssh` / `.aws` /
+    `.gnupg` anywhere, and the credential folders and files of the user's home."""
     parts = [_fold(p, windows) for p in path.parts]
     if not parts:
         return False
     name = parts[-1]
-    if name.startswith(".env") or name in SECRET_NAMES or name in KEY_NAMES:
+    if name in SECRET_NAMES or name in KEY_NAMES or name.endswith(KEY_SUFFIXES + SECRET_SUFFIXES):
         return True
-    if name.endswith(KEY_SUFFIXES):
+    if name.startswith(".env"):  # .env.example too: a path rule may allow it
+        return True
+    if name.startswith(SECRET_JSON_PREFIXES) and name.endswith(".json"):
         return True
     if any(p in SECRET_DIRS for p in parts[:-1]) or name in SECRET_DIRS:
         return True
-    return any(_under(path, home / d) for d in HOME_SECRET_DIRS)
+    return any(_under(path, home / d, windows) for d in (*HOME_SECRET_DIRS, *HOME_SECRET_FILES))
 
 
 def is_startup_file(path: PurePosixPath | Path, home: Path) -> bool:
@@ -100,14 +140,18 @@ def is_startup_file(path: PurePosixPath | Path, home: Path) -> bool:
 
 
 def is_protected_rel(rel: Sequence[str], windows: bool = False) -> bool:
-    """Git internals (any `.git` component) and the policy / project config files."""
-    folded = tuple(_fold(p, windows) for p in rel)
-    if ".git" in folded:
-        return True
-    return any(folded[: len(p)] == p and len(folded) == len(p) for p in PROTECTED_FILES)
+    """Git internals, agent-lsp's own folder and the editor settings folders (any component),
+    and the editor and direnv files that run code (any folder)."""
+    folded = [_fold(p, windows) for p in rel]
+    if not folded:
+        return False
+    return folded[-1] in PROTECTED_NAMES or any(p in PROTECTED_DIRS for p in folded)
 
 
-def _under(path: PurePosixPath | Path, top: Path) -> bool:
+def _under(path: PurePosixPath | Path, top: Path, windows: bool = False) -> bool:
+    if windows:
+        text, head = path.as_posix().casefold(), top.as_posix().casefold()
+        return PurePosixPath(text).is_relative_to(PurePosixPath(head))
     return PurePosixPath(path.as_posix()).is_relative_to(PurePosixPath(top.as_posix()))
 
 

@@ -24,7 +24,7 @@ class WriteFileTool:
         self.workspace = workspace
 
     async def run(self, args: WriteFileArgs) -> ToolResult:
-        path = self.workspace.resolve(args.path)
+        path = self.workspace.describe(args.path, self.name).path  # deny path rules: an error
         if path.exists() or path in self.workspace.channel.buffers():
             return ToolResult.fail(
                 f"{args.path} already exists; use edit_file to change it", exists=True

@@ -72,7 +72,7 @@ class EditFileTool:
 
     async def run(self, args: EditFileArgs) -> ToolResult:
         ws = self.workspace
-        path = ws.resolve(args.path)
+        path = ws.describe(args.path, self.name).path  # deny path rules for edit_file: an error
         text = ws.read_text(path)
         if ws.changed_since_read(path, text):
             ws.note_read(path, text)

@@ -1,7 +1,9 @@
 """`remember` and `update_task`: plain files under .agent-lsp/ that a person can read and edit.
 
 The notes are loaded into every starting context (with `state/project/*.md`); the task file is
-what the context rebuild after a compaction or a restart gives back to the agent."""
+what the context rebuild after a compaction or a restart gives back to the agent. Both are
+written by the harness through the workspace's `ReadGuard` (not through `edit_file`, which
+never writes `.agent-lsp/`): never through a link, never against a deny path rule."""
 
 from __future__ import annotations
 
@@ -11,13 +13,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.state import ALIASES, SECTIONS, write_task_section
 from agent_lsp.messages import ToolResult
+from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.workspace import Workspace
 
 NOTES = Path(".agent-lsp/memory/notes.md")
 TASK = Path(".agent-lsp/state/task/current-task.md")
+NOTES_HEAD = "# Project notes\n\n"
 
 
 class RememberArgs(BaseModel):
@@ -36,11 +40,13 @@ class RememberTool:
         self.workspace = workspace
 
     async def run(self, args: RememberArgs) -> ToolResult:
-        path = self.workspace.root / NOTES
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
         tags = f" [{', '.join(args.tags)}]" if args.tags else ""
         entry = f"- {stamp}{tags}: {' '.join(args.note.split())}\n"
-        await asyncio.to_thread(_append, path, entry)
+        try:
+            await asyncio.to_thread(_append, self.workspace.reads, entry)
+        except OSError as exc:
+            return ToolResult.fail(f"not noted: {_why(self.workspace, exc)}")
         return ToolResult.ok(f"noted in {NOTES.as_posix()}", path=NOTES.as_posix())
 
 
@@ -63,11 +69,31 @@ class UpdateTaskTool:
         section = ALIASES.get(args.section.strip().lower())
         if section is None:
             return ToolResult.fail(f"unknown section {args.section!r}; use {', '.join(SECTIONS)}")
-        path = self.workspace.root / TASK
-        await asyncio.to_thread(write_task_section, path, section, args.content.strip())
+        layout = _layout(self.workspace)
+        try:
+            await asyncio.to_thread(write_task_section, layout, section, args.content.strip())
+        except OSError as exc:
+            return ToolResult.fail(f"task not updated: {_why(self.workspace, exc)}")
         return ToolResult.ok(f"task {section} updated in {TASK.as_posix()}", path=TASK.as_posix())
 
 
-def _append(path: Path, entry: str) -> None:
-    old = read_disk_text(path) if path.is_file() else "# Project notes\n\n"
-    atomic_write(path, old + entry)
+def _layout(workspace: Workspace) -> Layout:
+    layout = Layout(workspace.root)
+    layout.reads.policy = workspace.engine  # the task's path rules
+    return layout
+
+
+def _append(reads: ReadGuard, entry: str) -> None:
+    path = reads.root / NOTES
+    try:
+        old = reads.read_bytes(path, "remember").decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        old = NOTES_HEAD
+    reads.write(path, (old or NOTES_HEAD) + entry, "remember")
+
+
+def _why(workspace: Workspace, exc: OSError) -> str:
+    """Which part was refused and why (a link, a deny rule), relative to the root."""
+    path = Path(exc.filename) if exc.filename else workspace.root / ".agent-lsp"
+    where = path.relative_to(workspace.root) if path.is_relative_to(workspace.root) else path
+    return f"{where.as_posix()}: {exc.strerror or exc}"

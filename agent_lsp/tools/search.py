@@ -1,4 +1,6 @@
-"""`list_files` and `search_text`: bounded, deduplicated views of the project."""
+"""`list_files` and `search_text`: bounded, deduplicated views of the project. Both leave out,
+silently, what the agent could not read without asking: links leading out, secret files, and
+files under deny (or ask) path rules — folders so covered are not even walked."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import asyncio
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,12 +22,15 @@ SKIP_DIRS = ShadowWorkspace.SKIP_DIRS | {"dist", "build", ".idea", ".vscode"}
 MAX_FILE_BYTES = 1_000_000
 
 
-def walk_files(top: Path) -> Iterator[Path]:
-    """Files under `top`, sorted, skipping tool and dependency folders."""
+def walk_files(top: Path, hidden: Callable[[Path], bool] = lambda _: False) -> Iterator[Path]:
+    """Files under `top`, sorted, skipping tool and dependency folders and what `hidden` says
+    (a hidden folder is not walked)."""
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        folder = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not hidden(folder / d))
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            if not hidden(folder / name):
+                yield folder / name
 
 
 class ListFilesArgs(BaseModel):
@@ -47,7 +52,7 @@ class ListFilesTool:
         self.workspace = workspace
 
     async def run(self, args: ListFilesArgs) -> ToolResult:
-        top = self.workspace.resolve(args.path)
+        top = self.workspace.describe(args.path, self.name).path  # deny rules: an error
         if not top.is_dir():
             raise WorkspaceError(f"{args.path}: not a folder")
         paths = await asyncio.to_thread(self._list, top, args.glob)
@@ -57,9 +62,7 @@ class ListFilesTool:
 
     def _list(self, top: Path, glob: str | None) -> list[str]:
         out: list[str] = []
-        for path in walk_files(top):
-            if self.workspace.hidden(path):  # secret files and links out: silently skipped
-                continue
+        for path in walk_files(top, lambda p: self.workspace.hidden(p, self.name)):
             rel = self.workspace.relative(path)
             if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(path.name, glob)):
                 continue
@@ -92,7 +95,7 @@ class SearchTextTool:
             matcher = re.compile(args.pattern if args.regex else re.escape(args.pattern))
         except re.error as exc:
             return ToolResult.fail(f"invalid regex: {exc}")
-        top = self.workspace.resolve(args.path)
+        top = self.workspace.describe(args.path, self.name).path  # deny rules: an error
         buffers = dict(self.workspace.channel.buffers())
         hits, total, matches = await asyncio.to_thread(self._search, top, matcher, buffers)
         if not hits:
@@ -100,15 +103,18 @@ class SearchTextTool:
         more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
         return ToolResult.ok("\n".join(hits) + more, matches=matches)
 
+    def _hidden(self, path: Path) -> bool:
+        return self.workspace.hidden(path, self.name)
+
     def _search(
         self, top: Path, matcher: re.Pattern[str], buffers: dict[Path, str]
     ) -> tuple[list[str], int, int]:
         first_seen: dict[str, tuple[str, int]] = {}  # identical lines are listed once
         repeats: dict[str, int] = {}
         total = 0
-        files = [top] if top.is_file() else walk_files(top)
+        files = [top] if top.is_file() else walk_files(top, self._hidden)
         for path in files:
-            if self.workspace.hidden(path):  # secret files and links out: silently skipped
+            if self._hidden(path):  # links out, secrets, path rules: silently skipped
                 continue
             text = buffers.get(path.resolve()) if buffers else None
             if text is None:

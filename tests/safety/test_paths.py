@@ -105,6 +105,62 @@ def test_backslashes_are_separators(layout: Layout) -> None:
         ("src/app.py", False),
         ("environment.py", False),
         ("README.md", False),
+        # package managers, clouds, databases, infrastructure
+        (".npmrc", True),
+        ("web/.npmrc", True),
+        (".yarnrc", True),
+        (".yarnrc.yml", True),
+        ("config/prod.env", True),
+        ("deploy/staging.env", True),
+        (".env.example", True),  # secret by name; a path rule may allow it
+        ("credentials.json", True),
+        ("gcp/credentials", True),
+        ("service-account.json", True),
+        ("keys/service-account-prod.json", True),
+        ("infra/prod.tfvars", True),
+        ("infra/prod.auto.tfvars.json", True),
+        (".terraformrc", True),
+        ("terraform.rc", True),
+        (".my.cnf", True),
+        (".boto", True),
+        (".s3cfg", True),
+        (".dockercfg", True),
+        (".git-credentials", True),
+        # shell and REPL histories
+        (".bash_history", True),
+        (".zsh_history", True),
+        (".python_history", True),
+        (".node_repl_history", True),
+        (".psql_history", True),
+        (".mysql_history", True),
+        (".sqlite_history", True),
+        (".lesshst", True),
+        ("logs/.irb_history", True),
+        # in the home folder
+        ("~/.cargo/credentials", True),
+        ("~/.cargo/credentials.toml", True),
+        ("~/.gem/credentials", True),
+        ("~/.m2/settings.xml", True),
+        ("~/.gradle/gradle.properties", True),
+        ("~/.config/pip/pip.conf", True),
+        ("~/.pip/pip.conf", True),
+        ("~/.config/yarn/global/.yarnrc", True),
+        ("~/.terraform.d/credentials.tfrc.json", True),
+        ("~/.config/rclone/rclone.conf", True),
+        ("~/.config/hub", True),
+        ("~/.config/gh/hosts.yml", True),
+        ("~/.local/share/keyrings/login.keyring", True),
+        # not secrets: look-alikes and the same names in a project
+        ("src/environment.ts", False),
+        ("settings.xml", False),
+        ("gradle.properties", False),
+        ("pip.conf", False),
+        ("docs/credentials.md", False),
+        ("src/history.py", False),
+        ("service.json", False),
+        ("variables.tf", False),
+        ("package.json", False),
+        ("~/.config/pip/other.txt", False),
     ],
 )
 def test_secret_files(layout: Layout, raw: str, secret: bool) -> None:
@@ -116,6 +172,10 @@ def test_windows_folds_case_and_trailing_dots(layout: Layout) -> None:
     assert g.resolve(".ENV").secret
     assert g.resolve(".Git/config").protected
     assert g.resolve(".agent-lsp/Policy.toml").protected
+    assert g.resolve(".Agent-LSP/memory/notes.md").protected
+    assert g.resolve(".VSCode/settings.json").protected
+    assert g.resolve(".ENVRC").protected and g.resolve(".Nvim.Lua ").protected
+    assert not guard(layout).resolve(".VSCode/settings.json").protected  # POSIX: exact names
 
 
 @pytest.mark.parametrize(
@@ -126,9 +186,29 @@ def test_windows_folds_case_and_trailing_dots(layout: Layout) -> None:
         ("sub/.git/HEAD", True),
         (".agent-lsp/policy.toml", True),
         (".agent-lsp/config.toml", True),
-        (".agent-lsp/memory/notes.md", False),
+        (".agent-lsp/memory/notes.md", True),
+        (".agent-lsp/init.d/S10-setup.sh", True),
+        (".agent-lsp/state/project/facts.md", True),
+        (".agent-lsp", True),
+        (".vscode/settings.json", True),
+        (".vscode/tasks.json", True),
+        (".idea/workspace.xml", True),
+        (".zed/settings.json", True),
+        (".helix/config.toml", True),
+        (".nvim.lua", True),
+        (".nvimrc", True),
+        (".exrc", True),
+        ("sub/.nvim.lua", True),
+        (".dir-locals.el", True),
+        ("lisp/.dir-locals-2.el", True),
+        (".envrc", True),
+        ("pkg/.vscode/launch.json", True),
         (".github/workflows/ci.yml", False),
         ("src/git.py", False),
+        ("src/vscode.py", False),
+        ("docs/agent-lsp.md", False),
+        ("nvim.lua", False),
+        (".envrc.md", False),
     ],
 )
 def test_protected_files(layout: Layout, raw: str, protected: bool) -> None:
