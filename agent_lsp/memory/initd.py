@@ -118,7 +118,9 @@ class InitRunner:
 
     async def _load_project(self, run: _Run) -> None:
         root = self.layout.root
-        rules = await asyncio.to_thread(load_rules, root, self.facts.focus, run.warnings)
+        rules = await asyncio.to_thread(  # through the guard, with the task's path rules
+            load_rules, root, self.facts.focus, run.warnings, reads=self.layout.reads
+        )
         run.sections.extend((f"Project rules: {rel}", text) for rel, text in rules)
         state = await asyncio.to_thread(load_project_state, self.layout, run.warnings)
         run.sections.extend((f"Project state: {name}", text) for name, text in state)
