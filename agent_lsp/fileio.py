@@ -115,6 +115,7 @@ def ensure_dir(folder: Path, within: Path | None = None) -> None:
             pass
     else:
         _check_components(top, folder, create=True)
+        folder.mkdir(exist_ok=True)
 
 
 def _atomic_write_at(dfd: int, path: Path, text: str) -> None:

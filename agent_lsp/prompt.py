@@ -1,4 +1,7 @@
-"""Builds the starting conversation from the task and a small perception snapshot."""
+"""Builds the starting conversation from the task and a small perception snapshot. What it
+shows of files (the excerpt around a diagnostic, the names of open files) passes the same
+checks as a tool call: nothing a deny or ask path rule covers, no secret file not granted, no
+link out of the workspace."""
 
 from __future__ import annotations
 
@@ -77,7 +80,8 @@ def _task_text(task: Task, workspace: Workspace) -> str:
             parts.append(f"The user is looking at {task.path}.")
     if task.instruction and task.kind is TaskKind.FIX:
         parts.append(task.instruction)
-    open_files = sorted(workspace.overlays())
+    root = workspace.root
+    open_files = sorted(rel for rel in workspace.overlays() if not workspace.hidden(root / rel))
     if open_files:
         parts.append("Open in the editor: " + ", ".join(open_files[:20]))
     return "\n\n".join(p for p in parts if p)
@@ -85,7 +89,11 @@ def _task_text(task: Task, workspace: Workspace) -> str:
 
 def _excerpt(workspace: Workspace, relative: str, line: int) -> str:
     try:
-        path = workspace.resolve(relative)
+        res = workspace.describe(relative, "read_file")
+        reason = None if res.path in workspace.granted else workspace.reads.refusal(res.path)
+        if reason is not None:
+            return f"(not shown: {relative}: {reason})"
+        path = res.path
         text = workspace.read_text(path)
     except WorkspaceError as exc:
         return f"(cannot read {relative}: {exc})"

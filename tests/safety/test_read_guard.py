@@ -4,17 +4,20 @@ listings, searches, `read_file`, and the files the harness loads into the prompt
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from agent_lsp.fileio import UnsafePathError, atomic_write, open_append
 from agent_lsp.messages import TaskStatus, ToolCall, ToolResult, ToolStatus
 from agent_lsp.permissions import CommandPolicy
+from agent_lsp.prompt import build_messages
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.settings import Settings
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from agent_lsp.tools import ListFilesTool, ReadFileTool, SearchTextTool, ToolBox
 from agent_lsp.workspace import Workspace
 from tests.fakes.channel import RecordingChannel
@@ -123,3 +126,70 @@ def test_the_read_guard_says_why(project: Path, tmp_path: Path) -> None:
     plain = ReadGuard(project)  # no policy: links and secrets still refused
     assert plain.refusal(project / "customer-data/clients.csv") is None
     assert "secret" in (plain.refusal(project / ".env") or "")
+
+
+def test_the_task_message_shows_no_denied_or_secret_excerpt(project: Path, tmp_path: Path) -> None:
+    (project / ".env").write_text(f"KEY={CANARY}\n")
+    (project / "customer-data" / "load.py").write_text(f"ROWS = ['{CANARY}']\n")
+    channel = RecordingChannel(
+        {project / "customer-data/clients.csv": f"{CANARY}\n", project / "app.py": "x = 1\n"}
+    )
+    ws = Workspace(
+        project, channel, CommandPolicy(channel, set(), engine=engine(project, tmp_path))
+    )
+    for path in ("customer-data/load.py", ".env", "public/data/load.py"):
+        diag = DiagnosticInfo(message="undefined name", line=0)
+        task = Task(kind=TaskKind.FIX, instruction="", path=path, diagnostic=diag)
+        text = json.dumps([m.model_dump() for m in build_messages(task, ws, "python")])
+        assert CANARY not in text, path
+        assert "customer-data/clients.csv" not in text and "app.py" in text
+    shown = build_messages(
+        Task(
+            kind=TaskKind.FIX,
+            instruction="",
+            path="app.py",
+            diagnostic=DiagnosticInfo(message="m", line=0),
+        ),
+        ws,
+        "python",
+    )
+    assert "1| x = 1" in str(shown[1].content)
+
+
+@pytest.mark.parametrize(
+    "linked", [".agent-lsp", ".agent-lsp/proposals", ".agent-lsp/proposals/p1.diff"]
+)
+def test_writes_under_agent_lsp_never_follow_a_link(tmp_path: Path, linked: str) -> None:
+    """Every writer of `.agent-lsp/` (proposals, outputs, logs...) goes through atomic_write
+    or open_append, which refuse a link anywhere below the folder holding `.agent-lsp`."""
+    root, away = tmp_path / "ws", tmp_path / "away"
+    (root / ".agent-lsp" / "proposals").mkdir(parents=True)
+    away.mkdir()
+    (away / "p1.diff").write_text("theirs\n")
+    target = away / "p1.diff" if linked.endswith(".diff") else away
+    if linked != ".agent-lsp/proposals/p1.diff":
+        shutil.rmtree(root / linked)
+    (root / linked).symlink_to(target)
+    diff = root / ".agent-lsp" / "proposals" / "p1.diff"
+    with pytest.raises(UnsafePathError, match="is a link"):
+        atomic_write(diff, "ours\n")
+    with pytest.raises(UnsafePathError, match="is a link"):
+        open_append(diff)
+    assert sorted(p.name for p in away.iterdir()) == ["p1.diff"]
+    assert (away / "p1.diff").read_text() == "theirs\n"
+
+
+def test_plain_writes_keep_working(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    (real / "src" / "app.py").write_text("old\n")
+    (real / "src" / "app.py").chmod(0o640)
+    (tmp_path / "ws").symlink_to(real)  # the workspace opened through a link: fine
+    atomic_write(tmp_path / "ws" / "src" / "app.py", "new\n")
+    atomic_write(tmp_path / "ws" / ".agent-lsp" / "state" / "task.json", "{}\n")
+    assert (real / "src" / "app.py").read_text() == "new\n"
+    assert (real / "src" / "app.py").stat().st_mode & 0o777 == 0o640
+    assert (real / ".agent-lsp" / "state" / "task.json").read_text() == "{}\n"
+    with open_append(real / ".agent-lsp" / "logs" / "s.jsonl") as fh:
+        fh.write("{}\n")
+    assert (real / ".agent-lsp" / "logs" / "s.jsonl").read_text() == "{}\n"
