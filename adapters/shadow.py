@@ -6,7 +6,7 @@ import contextlib
 import os
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import ClassVar, NamedTuple
@@ -45,7 +45,9 @@ class ShadowWorkspace:
     # cache folders tools create inside node_modules: left out, so they are made in the shadow
     NODE_CACHE_DIRS: ClassVar[frozenset[str]] = frozenset({".cache", ".vite", ".vitest"})
 
-    def __init__(self, source: Path, dest: Path) -> None:
+    def __init__(self, source: Path, dest: Path, skip: Callable[[str], bool] | None = None) -> None:
+        """`skip(rel)`: files and folders never copied (the caller's secret files)."""
+        self.skip = skip
         self.source = source.absolute()
         self.dest = dest.absolute()
         real_source, real_dest = self.source.resolve(), self.dest.resolve()
@@ -107,6 +109,8 @@ class ShadowWorkspace:
             with scanner:
                 for item in scanner:
                     rel = f"{folder}/{item.name}" if folder else item.name
+                    if self.skip is not None and self.skip(rel):
+                        continue
                     with contextlib.suppress(OSError):
                         info = item.stat(follow_symlinks=False)
                         if stat.S_ISLNK(info.st_mode):

@@ -1,44 +1,59 @@
-"""Project status for the prompt (SPEC P3): git branch, changed files, last commits."""
+"""Project status for the prompt (SPEC P3): git branch, changed files, last commits — from
+git run confined and hardened (`agent_lsp.gitcli`), never from the repository's own hooks."""
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
+from agent_lsp.gitcli import Git, git_text
 
-log = logging.getLogger(__name__)
+__all__ = ["parse_status", "project_status"]
 
 
-def project_status(root: Path, max_files: int = 15) -> str:
-    """A few lines about the repository; blocking (GitPython runs git), so call it in a thread."""
-    try:
-        import git
+def parse_status(porcelain: str) -> tuple[str, list[str], list[str], list[str]]:
+    """(branch, modified, staged, untracked) from `git status --porcelain=v1 -b -z`."""
+    branch, modified, staged, untracked = "", [], [], []
+    entries = porcelain.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if entry.startswith("## "):
+            head = entry[3:]
+            if head.startswith("No commits yet on "):
+                branch = head.removeprefix("No commits yet on ")
+            elif head.startswith("HEAD (no branch)"):
+                branch = "detached HEAD"
+            else:
+                branch = head.split("...", 1)[0]
+            continue
+        if len(entry) < 4:
+            continue
+        x, y, path = entry[0], entry[1], entry[3:]
+        if x in "RC":
+            i += 1  # the original path follows
+        if x == "?":
+            untracked.append(path)
+            continue
+        if x not in " ?!":
+            staged.append(path)
+        if y in "MDT":
+            modified.append(path)
+    return branch, modified, staged, untracked
 
-        repo = git.Repo(root, search_parent_directories=True)
-    except Exception:  # not a repository, or git missing: say so, never fail the task
-        return "git: not a git repository"
-    try:
-        branch = "detached HEAD" if repo.head.is_detached else repo.active_branch.name
-        changed = (
-            [d.a_path for d in repo.index.diff(None) if d.a_path] if repo.head.is_valid() else []
-        )
-        staged = (
-            [d.a_path for d in repo.index.diff("HEAD") if d.a_path] if repo.head.is_valid() else []
-        )
-        untracked = repo.untracked_files
-        commits = (
-            [f"{c.hexsha[:7]} {str(c.summary)[:60]}" for c in repo.iter_commits(max_count=3)]
-            if repo.head.is_valid()
-            else []
-        )
-    except Exception as exc:
-        log.debug("git status failed: %s", exc)
-        return "git: status unavailable"
-    lines = [f"git: branch {branch}"]
+
+async def project_status(git: Git, max_files: int = 15) -> str:
+    """A few lines about the repository."""
+    porcelain = await git_text(git, "status", "--porcelain=v1", "-b", "-z", "-uall")
+    if porcelain is None:
+        return "git: not a git repository (or git unavailable)"
+    branch, changed, staged, untracked = parse_status(porcelain)
+    log = await git_text(git, "log", "-3", "--format=%h %s") or ""
+    commits = [line[:68] for line in log.splitlines() if line.strip()]
+    lines = [f"git: branch {branch or 'unknown'}"]
     for label, files in (("modified", changed), ("staged", staged), ("untracked", untracked)):
         if files:
-            shown = ", ".join(sorted(set(files))[:max_files])
-            more = f" (+{len(set(files)) - max_files} more)" if len(set(files)) > max_files else ""
-            lines.append(f"  {label}: {shown}{more}")
+            unique = sorted(set(files))
+            more = f" (+{len(unique) - max_files} more)" if len(unique) > max_files else ""
+            lines.append(f"  {label}: {', '.join(unique[:max_files])}{more}")
     if commits:
         lines.append("  last commits: " + "; ".join(commits))
     return "\n".join(lines)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from adapters import PosixShell, describe_project, detect_toolchain
+from adapters import describe_project, detect_toolchain
 from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.errors import AgentLspError
+from agent_lsp.gitcli import Git
 from agent_lsp.memory import (
     MemoryEntry,
     ProjectMemory,
@@ -22,7 +23,10 @@ from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
 from agent_lsp.project import project_status
+from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.decision import Decision
+from agent_lsp.safety.paths import is_secret_path
+from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
@@ -46,7 +50,7 @@ from agent_lsp.tools import (
     WriteFileTool,
 )
 from agent_lsp.tools.symbols import FindSymbolTool
-from agent_lsp.verify import Verifier
+from agent_lsp.verify import Verifier, new_shadow_dir
 from agent_lsp.workspace import Workspace
 
 REPO_MAP_TOKENS = 500
@@ -88,7 +92,6 @@ class Session:
         self.settings = settings
         self._base_model = model
         self._model: Model | None = None
-        self.shell = PosixShell()
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
         self.symbols = SymbolIndex(self.root, extractor=extractor)
@@ -98,6 +101,32 @@ class Session:
         self.memory = ProjectMemory(self.root)
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
+
+    # -- everything the agent runs goes through one of these (agent_lsp.safety.confined) -----
+
+    def confined(self, writable: tuple[Path, ...] = (), network: bool = False) -> ConfinedShell:
+        """A shell confined to the sandbox: the workspace and extra roots visible (their
+        secret files hidden), only `writable` writable."""
+        roots = (self.root, *self.safety.sandbox.extra_writable)
+        confinement = Confinement(
+            writable=writable, visible=roots, network=network or self.settings.sandbox.network
+        )
+        return ConfinedShell(self.safety.sandbox, confinement)
+
+    @property
+    def command_shell(self) -> ConfinedShell:
+        """For `run_command`: the workspace writable from L2 up (L0 and L1 never write through
+        commands, so the sandbox does not let them)."""
+        level = self.safety.engine.level.value
+        writable = (self.root, *self.safety.sandbox.extra_writable) if level >= "L2" else ()
+        return self.confined(writable)
+
+    @property
+    def git(self) -> Git:
+        return Git(self.root, self.confined())
+
+    def _secret_rel(self, rel: str) -> bool:
+        return is_secret_path(PurePosixPath(rel), self.safety.engine.guard.home)
 
     @property
     def model(self) -> Model:
@@ -138,6 +167,9 @@ class Session:
     def update_settings(self, settings: Settings) -> None:
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
+        if self._verifier is not None:  # confined by the new settings from the next run on
+            writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
+            self._verifier.shell = self.confined(writable)
         if settings.model != self.settings.model:
             self._model = None
             if self._base_model is None:
@@ -148,19 +180,23 @@ class Session:
         """Toolchain profile (cached) and the git status (fresh for every task)."""
         if self._profile is None:
             self._profile = await asyncio.to_thread(describe_project, self.root)
-        status = await asyncio.to_thread(project_status, self.root)
+        status = await project_status(self.git)
         return f"{self._profile}\n{status}"
 
     @property
     def checker(self) -> Verifier:
         """The shadow copy and the test runner (if the project has one) behind every check."""
         if self._verifier is None:
+            shadow = new_shadow_dir()
+            writable = (shadow, *self.safety.sandbox.extra_writable)
             self._verifier = Verifier(
                 self.root,
                 detect_toolchain(self.root),
-                self.shell,
+                self.confined(writable),
                 self.settings.tests.timeout,
                 self.diagnostics,
+                shadow_dir=shadow,
+                skip=self._secret_rel,
             )
         return self._verifier
 
@@ -185,9 +221,9 @@ class Session:
             EditFileTool(workspace),
             WriteFileTool(workspace),
             RunTestsTool(workspace, self.verifier),
-            RunCommandTool(workspace, self.shell, policy, timeout, self.safety.sandbox),
-            GitStatusTool(workspace),
-            GitDiffTool(workspace),
+            RunCommandTool(workspace, self.command_shell, policy, timeout),
+            GitStatusTool(workspace, self.git),
+            GitDiffTool(workspace, self.git),
             GetDiagnosticsTool(workspace, self.diagnostics),
             RememberTool(workspace),
             UpdateTaskTool(workspace),

@@ -5,18 +5,30 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
 from adapters.linters import LintIssue, run_linters
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.errors import WorkspaceError
+from agent_lsp.permissions import CommandPolicy
 from agent_lsp.workspace import Workspace
 
 
+class NotPermittedError(WorkspaceError):
+    """The policy (the level, a rule or the user's answer) does not let the tests run."""
+
+
+def new_shadow_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="agent-lsp-shadow-"))
+
+
 class Verifier:
-    """Owns the shadow workspace of one project and the last test report."""
+    """Owns the shadow workspace of one project and the last test report. `shell` runs the
+    tests (confined to the shadow copy); `skip` names files never copied into the shadow (the
+    secret files: a test sees them missing)."""
 
     def __init__(
         self,
@@ -25,21 +37,38 @@ class Verifier:
         shell: Shell,
         timeout: float,
         diagnostics: DiagnosticStore | None = None,
+        *,
+        shadow_dir: Path | None = None,
+        skip: Callable[[str], bool] | None = None,
     ) -> None:
         self.diagnostics = diagnostics
         self.root = root
         self.adapter = adapter
         self.shell = shell
         self.timeout = timeout
-        self._shadow_dir = Path(tempfile.mkdtemp(prefix="agent-lsp-shadow-"))
-        self._shadow = ShadowWorkspace(root, self._shadow_dir)
+        self.shadow_dir = shadow_dir or new_shadow_dir()
+        self._shadow = ShadowWorkspace(root, self.shadow_dir, skip=skip)
         self._lock = asyncio.Lock()
+        self._granted: list[weakref.ref[CommandPolicy]] = []  # tasks that may run the tests
         self.last_report: TestReport | None = None
         self.last_report_edit_count = -1
+
+    async def permit(self, workspace: Workspace) -> None:
+        """The task's policy lets the tests run (never at L0; without an OS sandbox the user
+        is asked, once per task); raises `NotPermittedError` with the reason otherwise."""
+        policy = workspace.policy
+        self._granted = [ref for ref in self._granted if ref() is not None]
+        if any(ref() is policy for ref in self._granted):
+            return
+        decision = await policy.check_tool("run_tests", read_only=False)
+        if not decision.allowed:
+            raise NotPermittedError(f"the tests were not run: {decision.decided_by}")
+        self._granted.append(weakref.ref(policy))
 
     async def run(self, workspace: Workspace, targets: Sequence[str] = ()) -> TestReport:
         if self.adapter is None:
             raise WorkspaceError("no test runner found for this project")
+        await self.permit(workspace)
         async with self._lock:
             edit_count = workspace.edit_count
             overlays = workspace.overlays()
@@ -55,7 +84,8 @@ class Verifier:
             return report
 
     async def lint(self, workspace: Workspace) -> list[LintIssue]:
-        """The project's linters on the editor's text (the same shadow copy as the tests)."""
+        """The project's linters on the editor's text (the same shadow copy as the tests;
+        the user's own `lint.enabled`, so not asked)."""
         async with self._lock:
             run_root = await asyncio.to_thread(self._shadow.sync, workspace.overlays())
             return await run_linters(self.root, run_root, shell=self.shell, timeout=self.timeout)
@@ -68,7 +98,7 @@ class Verifier:
         )
 
     def close(self) -> None:
-        shutil.rmtree(self._shadow_dir, ignore_errors=True)
+        shutil.rmtree(self.shadow_dir, ignore_errors=True)
 
 
 def format_report(report: TestReport, limit: int = 8) -> str:

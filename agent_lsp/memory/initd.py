@@ -4,7 +4,10 @@ Built-in steps: S00 mount the state folders, S10 load the project rules and stat
 task, S25 recall experience, S30 validate (files the task names that are gone, a changed
 branch). A project's own executables in `.agent-lsp/init.d/` run in name order among them, under
 the command policy, and their output is included; a failing step is a WARN line, never fatal.
-S90 emits the context. It runs at every task start, after every compaction and on resume."""
+S90 emits the context. It runs at every task start, after every compaction and on resume.
+
+Project steps run only in a trusted workspace (`agent-lsp trust`), confined like every command
+(`agent_lsp.safety.confined`): the workspace read-only, no network, no API keys."""
 
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ from agent_lsp.memory.state import (
     referenced_paths,
 )
 from agent_lsp.permissions import CommandPolicy
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.seams import EditorChannel
 
 STEP_OUTPUT_CHARS = 2_000
@@ -76,16 +81,20 @@ class InitRunner:
         log: SessionLog | None = None,
         scratch: Path | None = None,
         policy: CommandPolicy | None = None,
+        shell: ConfinedShell | None = None,
     ) -> None:
         """`policy` decides whether a project step may run: the task's own gate (its safety
-        level, rules, trust, the user's "always allow"); without one, the default policy."""
+        level, rules, trust, the user's "always allow"); without one, the default policy.
+        `shell` runs the steps (default: confined to a read-only workspace)."""
         self.layout = layout
         self.facts = facts
         self.channel = channel
         self.timeout = timeout
         self.log = log
         self.scratch = scratch
-        self.shell = PosixShell(max_output_bytes=64_000)
+        self.shell = shell or ConfinedShell(
+            Sandbox(), Confinement(visible=(layout.root,)), PosixShell(max_output_bytes=64_000)
+        )
         self.policy = policy
         self._decisions: dict[tuple[str, int, int], tuple[bool, str]] = {}
 
@@ -169,6 +178,12 @@ class InitRunner:
         if not folder.is_dir():
             return []
         steps: list[Path] = []
+        policy = self.policy or CommandPolicy(self.channel, set())
+        if not policy.engine_for(self.layout.root).trusted:
+            run.warnings.append(
+                "init.d: the project's steps run only in a trusted workspace (agent-lsp trust)"
+            )
+            return []
         for path in sorted(folder.iterdir()):
             if path.name.startswith(".") or path.name.endswith(SKIP_SUFFIXES) or path.is_dir():
                 continue
@@ -193,7 +208,7 @@ class InitRunner:
             self._log_command(rel, decided_by, None)
             return
         env = {
-            **os.environ,
+            **self.shell.environment(),
             "AGENT_LSP_ROOT": str(self.layout.root),
             "AGENT_LSP_REASON": run.reason,
             "AGENT_LSP_TASK_FILE": str(self.layout.task_file),

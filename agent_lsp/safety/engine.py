@@ -74,12 +74,15 @@ class SafetyPolicy:
         home: Path | None = None,
         windows: bool | None = None,
         sandboxed: bool = True,
+        trusted: bool = True,
     ) -> None:
         """`sandboxed`: commands run inside the OS sandbox. Without one the policy fails
-        closed: only vetted read-only commands run unasked."""
+        closed: only vetted read-only commands run unasked. `trusted`: the user trusts the
+        workspace (its init.d steps may run); `build_policy` says which."""
         self.guard = PathGuard(root, extra_roots, home, windows)
         self.level = level
         self.sandboxed = sandboxed
+        self.trusted = trusted
         self.rules = rules or RuleSet()
         self.classifier = Classifier(self.guard)
 
@@ -276,6 +279,17 @@ class SafetyPolicy:
             return Evaluation(Action.ALLOW, "policy: tool allowed")
         if self.level is L0:
             return Evaluation(Action.DENY, f"level L0: read-only ({tool} is not available)")
+        if kind == "test" and not self.sandboxed:
+            return Evaluation(
+                Action.ASK,
+                f"level {self.level}: no OS sandbox for the tests",
+                (
+                    "exec: no OS sandbox: the project's tests would run unconfined, with your "
+                    "permissions (asked once per task)",
+                ),
+                frozenset({Risk.EXEC}),
+                always_ok=False,
+            )
         if kind in ("edit", "test") or self.level is L3:
             return Evaluation(Action.ALLOW, f"level {self.level}: {tool} allowed")
         if self.level is L1:

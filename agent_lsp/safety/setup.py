@@ -67,11 +67,13 @@ def build_policy(
             f"{POLICY_FILE.as_posix()} or the user config); using L2"
         )
         level = PermissionLevel.L2
-    engine = SafetyPolicy(root, level, rules, roots, home)
     sandbox = Sandbox(
         enabled=settings.sandbox.enabled,
         network=settings.sandbox.network,
         extra_writable=tuple(roots),
         home=home or Path.home(),
+    )
+    engine = SafetyPolicy(
+        root, level, rules, roots, home, sandboxed=sandbox.available, trusted=trusted
     )
     return PolicySetup(engine, sandbox, messages, trusted)

@@ -1,17 +1,16 @@
 """`run_command`: a shell command in the project root — classified, allowed / asked / denied
-by the safety policy, then run under the OS sandbox where the machine has one."""
+by the safety policy, then run confined (`agent_lsp.safety.confined`): inside the OS sandbox
+where the machine has one, always with the sandbox environment (no API keys)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapters import PosixShell, ScriptShell
 from agent_lsp.messages import AgentEvent, EventKind, ToolResult
 from agent_lsp.permissions import CommandPolicy
-from agent_lsp.safety.sandbox import Sandbox, scrub_env
+from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.workspace import Workspace
 
 
@@ -28,7 +27,8 @@ class RunCommandTool:
     description = (
         "Run a shell command in the project root (files on disk, not unsaved buffers). "
         "Read-only commands run at once; others need the user's permission. Commands run "
-        "sandboxed where possible: only the project is writable and there is no network."
+        "sandboxed: only the project is writable (not .git or .agent-lsp), the home folder "
+        "is private, secret files read as empty, and there is no network."
     )
     args_model = RunCommandArgs
     read_only = False
@@ -36,22 +36,19 @@ class RunCommandTool:
     def __init__(
         self,
         workspace: Workspace,
-        shell: ScriptShell,
+        shell: ConfinedShell,
         policy: CommandPolicy,
         timeout: float,
-        sandbox: Sandbox | None = None,
     ) -> None:
         self.workspace = workspace
         self.shell = shell
         self.policy = policy
         self.timeout = timeout
-        self.sandbox = sandbox if sandbox is not None else Sandbox()
 
     async def run(self, args: RunCommandArgs) -> ToolResult:
         root = self.workspace.root
-        posix = isinstance(self.shell, PosixShell)
-        mode = self.sandbox.status().mode if posix else "policy only"
-        decision, evaluation = await self.policy.decide(args.command, root, mode, posix)
+        mode = self.shell.sandbox.status().mode
+        decision, evaluation = await self.policy.decide(args.command, root, mode)
         meta: dict[str, Any] = {
             "decided_by": decision.decided_by,
             "decision": decision.model_dump(mode="json"),
@@ -61,23 +58,11 @@ class RunCommandTool:
             return ToolResult.fail(
                 f"not run: {decision.decided_by}. Do without this command or ask the user.", **meta
             )
-        if notice := self.sandbox.notice():
+        if notice := self.shell.sandbox.notice():
             await self.workspace.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=notice))
-        env = scrub_env(os.environ)
         timeout = args.timeout or self.timeout
-        wrapped = None
-        if isinstance(self.shell, PosixShell):  # the sandbox wraps a POSIX shell's argv
-            wrapped = self.sandbox.wrap(
-                self.shell.script_argv(args.command, env),
-                root,
-                root,
-                network=evaluation.network,
-                show_secrets=evaluation.secret,
-            )
-        if wrapped is not None:
-            result = await self.shell.run(wrapped, cwd=root, timeout=timeout, env=env)
-        else:
-            result = await self.shell.run_script(args.command, cwd=root, timeout=timeout, env=env)
+        shell = self.shell.but(network=evaluation.network, show_secrets=evaluation.secret)
+        result = await shell.run_script(args.command, cwd=root, timeout=timeout)
         meta |= {"exit_code": result.exit_code, "duration": round(result.duration, 3)}
         if result.timed_out:
             return ToolResult.fail(

@@ -1,13 +1,14 @@
-"""`git_status` and `git_diff` (GitPython), including the editor's unsaved changes."""
+"""`git_status` and `git_diff` (git run confined and hardened), with the editor's unsaved
+changes."""
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.fileio import read_disk_text
+from agent_lsp.gitcli import Git
 from agent_lsp.messages import ToolResult
 from agent_lsp.project import project_status
 from agent_lsp.workspace import Workspace
@@ -23,11 +24,12 @@ class GitStatusTool:
     args_model = GitStatusArgs
     read_only = True
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, git: Git | None = None) -> None:
         self.workspace = workspace
+        self.git = git or Git(workspace.root)
 
     async def run(self, args: GitStatusArgs) -> ToolResult:
-        status = await asyncio.to_thread(project_status, self.workspace.root, 100)
+        status = await project_status(self.git, 100)
         unsaved = sorted(unsaved_buffers(self.workspace))
         if unsaved:
             status += "\n  unsaved in the editor: " + ", ".join(unsaved)
@@ -48,12 +50,13 @@ class GitDiffTool:
     args_model = GitDiffArgs
     read_only = True
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, git: Git | None = None) -> None:
         self.workspace = workspace
+        self.git = git or Git(workspace.root)
 
     async def run(self, args: GitDiffArgs) -> ToolResult:
         target = self.workspace.resolve(args.path) if args.path else None
-        committed = await asyncio.to_thread(self._git_diff, target)
+        committed = await self._git_diff(target)
         parts = [committed] if committed else []
         for rel, (disk, buffer) in sorted(unsaved_buffers(self.workspace).items()):
             if target is not None and not self.workspace.resolve(rel).is_relative_to(target):
@@ -70,15 +73,19 @@ class GitDiffTool:
             )
         return ToolResult.ok("\n".join(parts) if parts else "no changes")
 
-    def _git_diff(self, target: object) -> str:
-        try:
-            import git
-
-            repo = git.Repo(self.workspace.root, search_parent_directories=True)
-            extra = ["--", str(target)] if target is not None else []
-            return str(repo.git.diff("HEAD", *extra)) if repo.head.is_valid() else ""
-        except Exception as exc:  # not a repository: say so
-            return f"(git diff unavailable: {type(exc).__name__})"
+    async def _git_diff(self, target: object) -> str:
+        extra = ["--", str(target)] if target is not None else []
+        head = await self.git.run("rev-parse", "--verify", "-q", "HEAD")
+        if head.exit_code != 0:
+            if head.exit_code == 126:
+                return f"(git diff unavailable: {head.output.strip()})"
+            return ""  # no commit yet, or not a repository
+        result = await self.git.run(
+            "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", *extra
+        )
+        if result.exit_code != 0:
+            return f"(git diff unavailable: {result.output.strip()[:200]})"
+        return result.output.rstrip("\n")
 
 
 def unsaved_buffers(workspace: Workspace) -> dict[str, tuple[str, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.messages import ToolResult
-from agent_lsp.verify import Verifier, format_report
+from agent_lsp.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.workspace import Workspace
 
 
@@ -25,7 +25,8 @@ class RunTestsTool:
         "report pass/fail counts and each failure with file and line."
     )
     args_model = RunTestsArgs
-    read_only = True
+    read_only = False  # runs the project's code (inside the sandbox); never at L0
+    self_gated = True  # the verifier asks, once per task, for every test run
 
     def __init__(self, workspace: Workspace, verifier: Verifier | None) -> None:
         self.workspace = workspace
@@ -34,7 +35,10 @@ class RunTestsTool:
     async def run(self, args: RunTestsArgs) -> ToolResult:
         if self.verifier is None:
             return ToolResult.fail("no test runner found for this project")
-        report = await self.verifier.run(self.workspace, args.targets)
+        try:
+            report = await self.verifier.run(self.workspace, args.targets)
+        except NotPermittedError as exc:
+            return ToolResult.fail(str(exc))
         meta = {
             "passed": report.passed,
             "failed": report.failed,

@@ -20,6 +20,7 @@ class RecordingChannel:
         self.edits: list[tuple[Path, str, str]] = []
         self.events: list[AgentEvent] = []
         self.answers: list[str | None] = []
+        self.questions: list[str] = []  # every question asked, in order
 
     def buffers(self) -> Mapping[Path, str]:
         return dict(self.open)
@@ -39,4 +40,5 @@ class RecordingChannel:
         self.events.append(event)
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        self.questions.append(question)
         return self.answers.pop(0) if self.answers else None

@@ -1,0 +1,94 @@
+"""git as the agent's own tools call it (`git_status`, `git_diff`, the project status in the
+prompt): inside the OS sandbox, never writing, with a hardened configuration.
+
+A repository's config can run programs (`core.fsmonitor`, filters, textconv, an external
+diff, a pager, hooks), and the agent's commands could have written it. So git runs confined
+like any command — read-only, no network, no API keys — with system and global config
+ignored and the executable settings switched off on the command line. Without an OS sandbox,
+git does not run at all in a repository whose config names a program."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from adapters.results import CommandResult
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement, Sandbox
+
+__all__ = ["GIT_ENV", "HARDENED", "Git"]
+
+HARDENED = (
+    "--no-pager",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.pager=cat",
+    "-c", "core.untrackedCache=false",
+    "-c", "diff.external=",
+    "-c", "credential.helper=",
+    "-c", "core.sshCommand=false",
+    "-c", "protocol.allow=never",
+    "-c", "color.ui=false",
+)  # fmt: skip
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
+}
+# Config keys that name a program git may run (checked only where there is no sandbox).
+_RUNS = re.compile(
+    r"^(filter\.|include|alias\.|credential|gpg\.|uploadpack\.|protocol\.|"
+    r"diff\..+\.(textconv|command)$|merge\..+\.driver$|remote\..+\.(uploadpack|receivepack)$|"
+    r"core\.(fsmonitor|hookspath|pager|sshcommand|editor|askpass|gitproxy|"
+    r"alternaterefscommand)$|sequence\.editor|interactive\.difffilter|url\.)",
+    re.I,
+)
+_SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin")
+
+
+class Git:
+    """Runs read-only git commands for one workspace."""
+
+    def __init__(self, root: Path, shell: ConfinedShell | None = None) -> None:
+        self.root = root
+        self.shell = shell or ConfinedShell(Sandbox(), Confinement(visible=(root,)))
+        self.program = shutil.which("git", path=os.pathsep.join(_SYSTEM_DIRS)) or "git"
+
+    async def run(self, *args: str, timeout: float = 30) -> CommandResult:  # noqa: ASYNC109
+        """`git <hardened options> args` in the root; exit 126 with the reason when it
+        may not run."""
+        if not self.shell.sandboxed:
+            problem = await self._unsafe_config()
+            if problem:
+                return CommandResult(("git", *args), 126, problem, False, False, 0, 0.0)
+        env = {**os.environ, **GIT_ENV}
+        return await self.shell.run(
+            [self.program, *HARDENED, *args], cwd=self.root, timeout=timeout, env=env
+        )
+
+    async def _unsafe_config(self) -> str | None:
+        env = {**os.environ, **GIT_ENV}
+        listed = await self.shell.run(
+            [self.program, *HARDENED, "config", "--list", "--name-only"],
+            cwd=self.root,
+            timeout=15,
+            env=env,
+        )
+        names = [n for n in listed.output.splitlines() if _RUNS.search(n.strip())]
+        if names:
+            return (
+                "git not run: this repository's git config names programs git would run "
+                f"({', '.join(sorted(set(names))[:5])}) and there is no OS sandbox"
+            )
+        return None
+
+
+async def git_text(git: Git, *args: str) -> str | None:
+    """The output of a git command that succeeded, else None."""
+    result = await git.run(*args)
+    return result.output if result.exit_code == 0 else None

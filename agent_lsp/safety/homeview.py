@@ -1,0 +1,107 @@
+"""What a sandboxed program sees of the user's home: a private folder of its own, with only
+the toolchains found there shown back, read-only.
+
+The home is where credentials live, and their kinds cannot be listed completely (`.npmrc`,
+`~/.cargo/credentials.toml`, shell histories, a new tool's token file tomorrow). So the
+sandbox does not hide known secrets from the home: it hides the home, and shows back what
+runs code the project needs — interpreters, version managers, package caches and `PATH`
+entries — never a credential folder or file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, is_secret_path
+
+__all__ = ["TOOLCHAIN_DIRS", "private_home", "toolchain_dirs"]
+
+# Relative to the home: folders of interpreters, version managers and read-only caches.
+TOOLCHAIN_DIRS = (
+    ".pyenv",
+    ".local/bin",
+    ".local/lib",
+    ".local/pipx",
+    ".local/share/pipx",
+    ".local/share/uv",
+    ".local/share/virtualenvs",
+    ".cache/pypoetry/virtualenvs",
+    ".virtualenvs",
+    ".conda",
+    "miniconda3",
+    "anaconda3",
+    "miniforge3",
+    "mambaforge",
+    ".nvm",
+    ".volta",
+    ".fnm",
+    ".local/share/fnm",
+    ".bun/bin",
+    ".deno/bin",
+    ".cargo/bin",
+    ".rustup",
+    "go/bin",
+    "go/pkg/mod",
+    "sdk",
+    ".sdkman/candidates",
+    ".asdf/installs",
+    ".asdf/shims",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+)
+
+
+def _private_base() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "agent-lsp" / "sandbox-home"
+
+
+def private_home(root: Path, base: Path | None = None) -> Path:
+    """The host folder mounted as the home of one workspace's sandboxed programs (their
+    caches persist there between runs; nothing of the user's is in it)."""
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    folder = (base or _private_base()) / digest
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
+
+
+def _unsafe(rel: Path, home: Path) -> bool:
+    text = rel.as_posix()
+    if any(
+        text == d or text.startswith(d + "/") or d.startswith(text + "/") for d in HOME_SECRET_DIRS
+    ):
+        return True
+    if any(p in SECRET_DIRS for p in rel.parts):
+        return True
+    return is_secret_path(home / rel, home)
+
+
+def toolchain_dirs(
+    home: Path, environ: Mapping[str, str], extra: Iterable[Path] = ()
+) -> list[Path]:
+    """The folders of the home shown back (read-only) inside the sandbox: the known toolchain
+    folders, every `PATH` entry under the home, the interpreter agent-lsp runs on, an active
+    virtualenv or conda environment, and `extra` (say, where a project's `.venv` links to)."""
+    home = Path(os.path.realpath(home))
+    wanted: list[Path] = [home / d for d in TOOLCHAIN_DIRS]
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry and Path(entry).is_absolute():
+            wanted.append(Path(entry))
+    for key in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "NVM_DIR", "VOLTA_HOME"):
+        if environ.get(key):
+            wanted.append(Path(environ[key]))
+    wanted += [Path(sys.prefix), Path(sys.base_prefix), *extra]
+    out: list[Path] = []
+    for path in wanted:
+        real = Path(os.path.realpath(path))
+        if real == home or not real.is_relative_to(home) or not real.exists():
+            continue
+        if _unsafe(real.relative_to(home), home):
+            continue
+        if not any(real.is_relative_to(p) for p in out):
+            out = [p for p in out if not p.is_relative_to(real)] + [real]
+    return sorted(out)
