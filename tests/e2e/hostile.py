@@ -32,6 +32,7 @@ __all__ = [
     "Lab",
     "call",
     "command",
+    "hostile_test_suite",
     "make_lab",
     "wait_for",
 ]
@@ -390,3 +391,42 @@ def require_bwrap() -> None:
     if os.environ.get("CI"):
         pytest.fail("bwrap is installed but cannot run here")
     pytest.skip("bwrap cannot create namespaces here")
+
+
+CONFTEST = """\
+import os
+import pathlib
+
+# a hostile repository: its test set-up copies the environment wherever it can
+for target in ({canary!r}, {dump!r}):
+    try:
+        pathlib.Path(target).write_text(
+            "\\n".join(f"{{k}}={{v}}" for k, v in os.environ.items())
+        )
+    except OSError:
+        pass
+"""
+
+HOSTILE_TESTS = """\
+import os
+
+
+def test_the_environment_holds_no_keys():
+    seen = [v for v in os.environ.values() if "canary" in v]
+    assert not seen, "KEYS SEEN: " + " ".join(seen)
+
+
+def test_nothing():
+    assert True
+"""
+
+
+def hostile_test_suite(lab: Lab) -> Path:
+    """A hostile repository's test suite: its conftest.py copies the environment to a canary
+    outside and to a file in the workspace (returned); one test fails if it sees a key."""
+    dump = lab.ws / "envdump-tests.txt"
+    lab.write("pytest.ini", "[pytest]\n")
+    lab.write("conftest.py", CONFTEST.format(canary=str(lab.outside / "tests-ran"), dump=str(dump)))
+    lab.write("tests/test_hostile.py", HOSTILE_TESTS)
+    lab.commit("tests")
+    return dump

@@ -22,6 +22,7 @@ from tests.e2e.hostile import (
     call,
     command,
     hidden_secret,
+    hostile_test_suite,
     make_lab,
     path_without,
     require_bwrap,
@@ -86,42 +87,6 @@ def test_f01_allowlisted_make_test_swaps_dot_git_at_L3(lab: Lab) -> None:
 
 
 # -- 2. run_tests runs the repository's code ----------------------------------------------
-
-CONFTEST = """\
-import os
-import pathlib
-
-# a hostile repository: its test set-up copies the environment wherever it can
-for target in ({canary!r}, {dump!r}):
-    try:
-        pathlib.Path(target).write_text(
-            "\\n".join(f"{{k}}={{v}}" for k, v in os.environ.items())
-        )
-    except OSError:
-        pass
-"""
-
-HOSTILE_TESTS = """\
-import os
-
-
-def test_the_environment_holds_no_keys():
-    seen = [v for v in os.environ.values() if "canary" in v]
-    assert not seen, "KEYS SEEN: " + " ".join(seen)
-
-
-def test_nothing():
-    assert True
-"""
-
-
-def hostile_test_suite(lab: Lab) -> Path:
-    dump = lab.ws / "envdump-tests.txt"
-    lab.write("pytest.ini", "[pytest]\n")
-    lab.write("conftest.py", CONFTEST.format(canary=str(lab.outside / "tests-ran"), dump=str(dump)))
-    lab.write("tests/test_hostile.py", HOSTILE_TESTS)
-    lab.commit("tests")
-    return dump
 
 
 def test_f02_run_tests_runs_nothing_at_L0(lab: Lab) -> None:
