@@ -1,71 +1,47 @@
 """What a command line may do: parsed part by part, each simple command classified by its
-program, arguments and redirections, every path it names resolved by the `PathGuard`."""
+program (`programs.dispatch`), its arguments (by the program's option grammar) and its
+redirections, every path it names resolved by the `PathGuard`. The `Classifier` is the
+builders' `Host`: it parses nested command strings, finds programs on PATH and walks folders
+read recursively (for secret files and links leading out)."""
 
 from __future__ import annotations
 
-import glob
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.safety.paths import PathError, PathGuard, Resolved, is_secret_path
+from agent_lsp.safety.builder import Builder, State, TreeInfo
+from agent_lsp.safety.paths import PathGuard, is_secret_path
+from agent_lsp.safety.programs import dispatch
 from agent_lsp.safety.risk import Analysis, Finding, Part, Risk
 from agent_lsp.safety.shellparse import MAX_DEPTH, MAX_PARTS, parse
-from agent_lsp.safety.shellwords import Command, Redirect, Word
+from agent_lsp.safety.shellwords import Command, Word
 
-__all__ = ["Builder", "Classifier", "program_name"]
+__all__ = ["Classifier"]
 
-BIN_DIRS = frozenset(
-    {"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
-)
 _WALK_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 _WALK_CAP = 20_000
-_GLOB_CAP = 2_000
-_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_DUP_OPS = frozenset({">&", "<&"})
-
-
-def program_name(word: str) -> str | None:
-    """The program a static argv[0] names: its basename for a path in a standard bin folder,
-    the word itself without a slash, None for any other path (a file the command runs)."""
-    if "/" not in word:
-        return word
-    head, _, name = word.rpartition("/")
-    return name if os.path.normpath(head or "/") in BIN_DIRS else None
-
-
-def _static_prefix(pattern: str) -> str:
-    """The literal text of a glob pattern before its first wildcard (escapes undone)."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("[", i) and pattern[i + 2 : i + 3] == "]" and pattern[i + 1] in "*?[":
-            out.append(pattern[i + 1])
-            i += 3
-        elif pattern[i] in "*?[":
-            break
-        else:
-            out.append(pattern[i])
-            i += 1
-    return "".join(out)
-
-
-@dataclass
-class _State:
-    cwd: Path
-    parts: list[Part] = field(default_factory=list[Part])
-    problems: list[str] = field(default_factory=list[str])
+_LINK_CAP = 3
+# findings that keep a part from counting as vetted (it runs something or is not known)
+_NOT_VETTED = frozenset(
+    {Risk.EXEC, Risk.UNDECIDABLE, Risk.PROJECT, Risk.NETWORK, Risk.DESTRUCTIVE, Risk.FORBIDDEN}
+)
+_CLEAN_BEFORE = frozenset({"", ";", "\n", "&", "&&"})
+_PIPED_AFTER = frozenset({"|", "|&", "&"})
 
 
 class Classifier:
     def __init__(self, guard: PathGuard) -> None:
-        self.guard = guard
-        self._secret_dirs: dict[Path, bool] = {}
+        self._guard = guard
+        self._trees: dict[tuple[Path, bool], TreeInfo] = {}
+
+    @property
+    def guard(self) -> PathGuard:
+        return self._guard
 
     def analyze(self, command: str, cwd: Path | None = None) -> Analysis:
-        self._secret_dirs = {}  # files come and go between commands: never reuse a walk
-        state = _State(cwd=Path(cwd or self.guard.root))
-        self.script(command, state, 0, "top")
+        self._trees = {}  # files come and go between commands: never reuse a walk
+        state = State(cwd=Path(cwd or self.guard.root))
+        self.script(command, state, 0, "top", "bash")
         if len(state.parts) > MAX_PARTS:
             state.problems.append(f"more than {MAX_PARTS} sub-commands")
         downloads = any(p.downloads for p in state.parts)
@@ -76,23 +52,96 @@ class Classifier:
                 )
         return Analysis(command, state.parts, list(dict.fromkeys(state.problems)))
 
-    def script(self, text: str, state: _State, depth: int, context: str) -> None:
+    # ---- Host ---------------------------------------------------------------------------
+    def dispatch(self, b: Builder, prog: str, args: list[Word]) -> None:
+        dispatch(b, prog, args)
+
+    def script(self, text: str, state: State, depth: int, context: str, dialect: str) -> None:
         if depth > MAX_DEPTH:
             state.problems.append("nested too deeply")
             return
-        parsed = parse(text, home=self.guard.home, pwd=state.cwd)
+        parsed = parse(text, home=self.guard.home, pwd=state.pwd, dialect=dialect)
         prefix = "" if context == "top" else f"{context}: "
         state.problems.extend(prefix + p for p in parsed.problems)
-        for cmd in parsed.commands:
-            self.command(cmd, state, depth, context)
+        saved, state.parse_pwd = state.parse_pwd, state.pwd
+        try:
+            for cmd in parsed.commands:
+                self.command(cmd, state, depth, context)
+        finally:
+            state.parse_pwd = saved
 
-    def command(self, cmd: Command, state: _State, depth: int, context: str) -> None:
+    def lookup(self, name: str, cwd: Path) -> Path | None:
+        """Where bash would find a program (PATH, relative entries from `cwd`)."""
+        for entry in os.environ.get("PATH", "").split(os.pathsep):
+            folder = Path(entry or ".")
+            candidate = (folder if folder.is_absolute() else cwd / folder) / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
+    def tree(self, top: Path, follow: bool) -> TreeInfo:
+        """Secret files under `top` (a capped walk; too big counts as yes) and, when the
+        program follows links, the links under it that lead out of the workspace."""
+        key = (top, follow)
+        if key not in self._trees:
+            self._trees[key] = self._walk(top, follow)
+        return self._trees[key]
+
+    def _walk(self, top: Path, follow: bool) -> TreeInfo:
+        seen, secrets, links, secret_links = 0, False, list[Path](), False
+        for dirpath, dirnames, filenames in os.walk(top):
+            if not follow:
+                dirnames[:] = [d for d in dirnames if d not in _WALK_SKIP]
+            names = dirnames + filenames
+            seen += len(names)
+            if seen > _WALK_CAP:
+                return TreeInfo(True, tuple(links), secret_links, complete=not follow)
+            for n in names:
+                path = Path(dirpath) / n
+                if is_secret_path(path, self.guard.home):
+                    secrets = True
+                if follow and path.is_symlink():
+                    res = self.guard.describe(path)
+                    secret_links = secret_links or res.secret
+                    if not res.inside and len(links) < _LINK_CAP:
+                        links.append(path)
+            if secrets and not follow:
+                break
+        return TreeInfo(secrets, tuple(links), secret_links)
+
+    def files_under(self, top: Path) -> list[Path] | None:
+        """The files a recursive read of `top` may open (None: too many to tell)."""
+        out: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if d not in _WALK_SKIP]
+            out += [Path(dirpath) / n for n in filenames]
+            if len(out) > _WALK_CAP:
+                return None
+        return out
+
+    def has_secrets(self, top: Path) -> bool:
+        return self.tree(top, False).secrets
+
+    # ---- one simple command ---------------------------------------------------------------
+    def command(self, cmd: Command, state: State, depth: int, context: str) -> None:
         where = cmd.context if context == "top" else context
+        if state.chain and cmd.before != "&&":
+            state.known, state.chain = False, False  # a cd after && held to the chain's end
         argv = [f"{n}={w.value}" for n, w in cmd.assigns] + [w.value for w in cmd.words]
         part = Part(argv=argv, cwd=state.cwd, context=where)
         state.parts.append(part)
         b = Builder(self, part, state, depth)
+        b.clean = (
+            state.clean
+            and cmd.depth == 0
+            and cmd.context == "top"
+            and cmd.compound == 0
+            and cmd.before in _CLEAN_BEFORE
+            and cmd.after not in _PIPED_AFTER
+        )
+        b.chained = cmd.before == "&&"
         part.plain_wrappers = not cmd.assigns
+        b.plain = not cmd.assigns
         for i, (name, word) in enumerate(cmd.assigns):
             b.add(Risk.EXEC, f"sets the variable {name}", i)
             if word.variable:
@@ -107,189 +156,6 @@ class Classifier:
         if cmd.words:
             b.stdin = stdin
             b.run(cmd.words, len(cmd.assigns))
-
-    def lookup(self, name: str, cwd: Path) -> Path | None:
-        """Where bash would find a program (PATH, relative entries from `cwd`)."""
-        for entry in os.environ.get("PATH", "").split(os.pathsep):
-            folder = Path(entry or ".")
-            candidate = (folder if folder.is_absolute() else cwd / folder) / name
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
-        return None
-
-    def files_under(self, top: Path) -> list[Path] | None:
-        """The files a recursive read of `top` may open (None: too many to tell)."""
-        out: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames if d not in _WALK_SKIP]
-            out += [Path(dirpath) / n for n in filenames]
-            if len(out) > _WALK_CAP:
-                return None
-        return out
-
-    def has_secrets(self, top: Path) -> bool:
-        """Whether a folder holds secret files (a capped walk; too big counts as yes)."""
-        if top in self._secret_dirs:
-            return self._secret_dirs[top]
-        seen, found = 0, False
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames if d not in _WALK_SKIP]
-            seen += len(dirnames) + len(filenames)
-            if seen > _WALK_CAP or any(
-                is_secret_path(Path(dirpath) / n, self.guard.home) for n in dirnames + filenames
-            ):
-                found = True
-                break
-        self._secret_dirs[top] = found
-        return found
-
-
-class Builder:
-    """Collects the findings of one part; the program handlers call it."""
-
-    def __init__(self, cls: Classifier, part: Part, state: _State, depth: int) -> None:
-        self.cls = cls
-        self.guard = cls.guard
-        self.part = part
-        self.state = state
-        self.depth = depth
-        self.offset = 0  # index of the current program's argv[0] in part.argv
-        self.stdin: str | None = None  # a here-document or here-string fed to the command
-
-    @property
-    def cwd(self) -> Path:
-        return self.state.cwd
-
-    def add(self, risk: Risk, reason: str, token: int | None = None) -> None:
-        self.part.findings.append(Finding(risk, reason, token))
-
-    # ---- running a program ------------------------------------------------------------
-    def run(self, words: list[Word], offset: int = 0) -> None:
-        """Classify `words` as a command (argv[0] first); wrappers call this again."""
-        from agent_lsp.safety.programs import dispatch
-
-        self.offset = offset
-        self.part.core_start = offset
-        if not words[0].static:
-            self.add(Risk.UNDECIDABLE, "the program is not known before running", offset)
-            return
-        dispatch(self, words[0].value, words[1:])
-
-    def nested(self, words: list[Word], context: str) -> None:
-        """Another command run by this one (find -exec, xargs): a part of its own."""
-        if not words:
-            return
-        part = Part(argv=[w.value for w in words], cwd=self.cwd, context=context)
-        self.state.parts.append(part)
-        Builder(self.cls, part, self.state, self.depth + 1).run(words)
-
-    def nested_script(self, text: str, context: str) -> None:
-        """A command string this one runs (`bash -c`, `eval`, `watch`): parsed and classified."""
-        self.cls.script(text, self.state, self.depth + 1, context)
-
-    # ---- paths ----------------------------------------------------------------------------
-    def arg(self, idx: int, word: Word, mode: str) -> None:
-        """A word used as a path: mode read (content), tree (a folder's content), meta
-        (names and metadata), write."""
-        token = self.offset + 1 + idx
-        if word.procsub:
-            return
-        if word.brace:
-            self.add(Risk.UNDECIDABLE, f"brace expansion in {word.raw!r}", token)
-        elif word.dynamic:
-            self.add(Risk.UNDECIDABLE, f"{word.raw!r} is not known before running", token)
-        elif word.glob:
-            for target in self.expand(word, token):
-                self.path(token, target, mode)
         else:
-            self.path(token, word.value, mode)
-
-    def expand(self, word: Word, token: int) -> list[str]:
-        """The files a glob names now (bash rules: dot files only when the pattern says so);
-        the pattern itself when nothing matches, and the folder it lists in any case."""
-        pattern = word.pattern
-        if not pattern.startswith("/"):
-            pattern = glob.escape(str(self.cwd)) + "/" + pattern
-        found: list[str] = []
-        for match in glob.iglob(pattern):  # noqa: PTH207 - bash semantics, absolute patterns
-            found.append(match)
-            if len(found) > _GLOB_CAP:
-                self.add(Risk.UNDECIDABLE, f"{word.raw!r} matches too many files", token)
-                break
-        static = _static_prefix(word.pattern)
-        folder = static.rpartition("/")[0] or ("/" if static.startswith("/") else ".")
-        self.path(token, folder, "meta")
-        return found or [word.value]
-
-    def resolve(self, text: str) -> Resolved | None:
-        try:
-            return self.guard.resolve(text, base=self.cwd)
-        except PathError as exc:
-            self.add(Risk.UNDECIDABLE, str(exc))
-            return None
-
-    def path(self, token: int | None, text: str, mode: str) -> None:
-        if text.startswith(("/dev/tcp/", "/dev/udp/")):
-            self.add(Risk.NETWORK, f"opens a network connection ({text})", token)
-            self.part.network = True
-            return
-        res = self.resolve(text)
-        if res is None:
-            return
-        if mode == "write":
-            self._write(token, res)
-        elif not res.safe_device:
-            self._read(token, res, mode)
-
-    def _finding(
-        self, risk: Risk, reason: str, token: int | None, res: Resolved, tree: bool = False
-    ) -> None:
-        self.part.findings.append(Finding(risk, reason, token, res, tree))
-
-    def _read(self, token: int | None, res: Resolved, mode: str) -> None:
-        shown = res.raw
-        if res.secret and mode != "meta":
-            self._finding(Risk.SECRET, f"reads the secret file {shown}", token, res)
-        elif mode == "tree" and res.inside and res.path.is_dir() and self.cls.has_secrets(res.path):
-            self._finding(Risk.SECRET, f"searches {shown}, which holds secret files", token, res)
-        tree = mode == "tree"
-        if not res.inside:
-            self._finding(Risk.OUTSIDE, f"reads {shown} outside the workspace", token, res, tree)
-        else:
-            self._finding(Risk.READ, f"reads {shown}", token, res, tree)
-
-    def _write(self, token: int | None, res: Resolved) -> None:
-        shown = res.raw
-        if res.safe_device:
-            return
-        if res.protected:
-            self._finding(Risk.PROTECTED, f"writes {shown} (git internals or policy)", token, res)
-        elif res.startup:
-            self._finding(Risk.FORBIDDEN, f"writes the shell start-up file {shown}", token, res)
-        elif res.device:
-            self._finding(Risk.FORBIDDEN, f"writes to the device {shown}", token, res)
-        if res.secret:
-            self._finding(Risk.SECRET, f"writes the secret file {shown}", token, res)
-        if res.inside:
-            self._finding(Risk.WRITE, f"writes {shown}", token, res)
-        else:
-            self._finding(Risk.OUTSIDE, f"writes {shown} outside the workspace", token, res)
-
-    # ---- redirections ------------------------------------------------------------------
-    def redirect(self, red: Redirect) -> None:
-        target = red.target
-        if target is None or red.heredoc or red.op == "<<<":
-            if red.op == "<<<" and target is not None and target.variable:
-                self.add(Risk.UNDECIDABLE, "here-string with a variable")
-            return
-        if red.op in _DUP_OPS and (target.value.isdigit() or target.value == "-"):
-            return
-        if target.procsub:
-            return
-        if not target.static:
-            self.add(Risk.UNDECIDABLE, f"redirection target {target.raw!r} unknown")
-            return
-        mode = "write" if red.op in _WRITE_OPS or (red.op in _DUP_OPS and ">" in red.op) else "read"
-        self.path(None, target.value, mode)
-        if red.op == "<>":
-            self.path(None, target.value, "read")
+            b.vet = True  # redirections only: nothing runs
+        part.vetted = b.vet and b.plain and not any(f.risk in _NOT_VETTED for f in part.findings)

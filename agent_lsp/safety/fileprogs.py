@@ -1,231 +1,217 @@
-"""Programs that change files (rm, cp, mv, ln, chmod, tee, dd, tar ...), text tools whose
-scripts may write or run commands (sed, awk, sort, find, jq), and `cd`."""
+"""Programs that change files: rm, chmod/chown, touch, mkdir, truncate, cp, mv, ln, install,
+tee, split, csplit, patch, dd. Every file they write goes through `Builder` writes (protected,
+start-up files, devices, outside); recursive deletion of `/`, the home folder or the workspace
+is forbidden (`danger`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from agent_lsp.safety.programs import generic, has_flag, option_paths, split_args
+from agent_lsp.safety.builder import Builder
+from agent_lsp.safety.danger import danger
+from agent_lsp.safety.grammar import check
+from agent_lsp.safety.options import Spec, spec, value_part
 from agent_lsp.safety.risk import Risk
-from agent_lsp.safety.shellwords import UNKNOWN, Word
-from agent_lsp.safety.textprogs import TEXT_HANDLERS
-
-if TYPE_CHECKING:
-    from agent_lsp.safety.classify import Builder
+from agent_lsp.safety.shellwords import Word
 
 __all__ = ["FILE_HANDLERS"]
 
 Args = list[Word]
-_VALUES: dict[str, frozenset[str]] = {
-    "touch": frozenset({"-d", "-t", "-r", "--reference", "--date"}),
-    "mkdir": frozenset({"-m", "--mode"}),
-    "cp": frozenset({"-t", "--target-directory", "-S", "--suffix"}),
-    "mv": frozenset({"-t", "--target-directory", "-S", "--suffix"}),
-    "ln": frozenset({"-t", "--target-directory", "-S", "--suffix"}),
-    "install": frozenset({"-t", "-m", "-o", "-g", "-S", "--target-directory", "--mode"}),
-    "truncate": frozenset({"-s", "--size", "-r", "--reference"}),
-    "tar": frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-from", "-X"}),
-}
-
-
-def _danger(b: Builder, idx: int, word: Word, what: str) -> bool:
-    """Recursive deletion/chmod of `/`, the home folder, the workspace (or a parent) or a
-    `.git` folder, or of everything in one of them: forbidden."""
-    guard = b.guard
-    texts = b.expand(word, b.offset + 1 + idx) if word.glob else [word.value]
-    top = {Path("/"), guard.home, guard.root}
-    for text in texts:
-        res = b.resolve(text)
-        if res is None:
-            continue
-        p = res.path
-        if p in top or guard.root.is_relative_to(p) or guard.home.is_relative_to(p):
-            b.add(Risk.FORBIDDEN, f"{what} {word.raw} ({p})", b.offset + 1 + idx)
-            return True
-        if p.name == ".git" and what.startswith(("rm", "mv")):
-            b.add(Risk.FORBIDDEN, f"{what} {word.raw} (a git repository)", b.offset + 1 + idx)
-            return True
-    if word.glob:
-        folder = b.resolve(word.pattern.rpartition("/")[0] or ".")
-        if folder is not None and folder.path in top:
-            b.add(Risk.FORBIDDEN, f"{what} everything in {folder.path}", b.offset + 1 + idx)
-            return True
-    return False
+_STD = ("--help", "--version")
+_BACKUP = ("--backup =?", "-b", "-S --suffix =")
+SPECS: dict[str, Spec] = {
+    "rm": spec(
+        "-f --force", "-i", "-I", "--interactive =?", "--one-file-system",
+        "--no-preserve-root", "--preserve-root =?", "-r -R --recursive", "-d --dir",
+        "-v --verbose", *_STD,
+    ),
+    "rmdir": spec("--ignore-fail-on-non-empty", "-p --parents", "-v --verbose", *_STD),
+    "unlink": spec(*_STD),
+    "touch": spec(
+        "-a", "-c --no-create", "-d --date =", "-f", "-h --no-dereference", "-m",
+        "-r --reference =m", "-t =", "--time =", *_STD,
+    ),
+    "mkdir": spec("-m --mode =", "-p --parents", "-v --verbose", "-Z", "--context =?", *_STD),
+    "mkfifo": spec("-m --mode =", "-Z", "--context =?", *_STD),
+    "truncate": spec("-c --no-create", "-o --io-blocks", "-r --reference =m", "-s --size =", *_STD),
+    "shred": spec(
+        "-f --force", "-n --iterations =", "--random-source =r", "-s --size =", "-u",
+        "--remove =?", "-v --verbose", "-x --exact", "-z --zero", *_STD,
+    ),
+    "cp": spec(
+        "-a --archive", "--attributes-only", *_BACKUP, "--copy-contents", "-d", "--debug",
+        "-f --force", "-i --interactive", "-H", "-l --link", "-L --dereference",
+        "-n --no-clobber", "-P --no-dereference", "-p", "--preserve =?", "--no-preserve =",
+        "--parents", "-R -r --recursive", "--reflink =?", "--remove-destination", "--sparse =",
+        "--strip-trailing-slashes", "-s --symbolic-link", "-t --target-directory =",
+        "-T --no-target-directory", "-u", "--update =?", "-v --verbose", "-x --one-file-system",
+        "-Z", "--context =?", "--keep-directory-symlink", *_STD,
+    ),
+    "mv": spec(
+        *_BACKUP, "--debug", "-f --force", "-i --interactive", "-n --no-clobber", "--no-copy",
+        "--strip-trailing-slashes", "-t --target-directory =", "-T --no-target-directory", "-u",
+        "--update =?", "-v --verbose", "-Z --context", "--exchange", *_STD,
+    ),
+    "ln": spec(
+        *_BACKUP, "-d -F --directory", "-f --force", "-i --interactive", "-L --logical",
+        "-n --no-dereference", "-P --physical", "-r --relative", "-s --symbolic",
+        "-t --target-directory =", "-T --no-target-directory", "-v --verbose", *_STD,
+    ),
+    "install": spec(
+        *_BACKUP, "-c", "-C --compare", "-d --directory", "-D", "-g --group =", "-m --mode =",
+        "-o --owner =", "-p --preserve-timestamps", "-s --strip", "--strip-program =x",
+        "-t --target-directory =", "-T --no-target-directory", "-v --verbose",
+        "--preserve-context", "-Z", "--context =?", *_STD,
+    ),
+    "tee": spec("-a --append", "-i --ignore-interrupts", "-p", "--output-error =?", *_STD),
+    "split": spec(
+        "-a --suffix-length =", "--additional-suffix =", "-b --bytes =", "-C --line-bytes =",
+        "-d", "--numeric-suffixes =?", "-x", "--hex-suffixes =?", "-e --elide-empty-files",
+        "--filter =x", "-l --lines =", "-n --number =", "-t --separator =", "-u --unbuffered",
+        "--verbose", *_STD,
+    ),
+    "csplit": spec(
+        "-b --suffix-format =", "-f --prefix =", "-k --keep-files", "--suppress-matched",
+        "-n --digits =", "-s -q --quiet --silent", "-z --elide-empty-files", *_STD,
+    ),
+    "chmod": spec(
+        "-c --changes", "-f --silent --quiet", "-v --verbose", "--no-preserve-root",
+        "--preserve-root", "--reference =m", "-R --recursive", "-h --no-dereference",
+        "--dereference", "-H", "-L", "-P", *_STD,
+    ),
+    "chown": spec(
+        "-c --changes", "-f --silent --quiet", "-v --verbose", "--dereference",
+        "-h --no-dereference", "--from =", "--no-preserve-root", "--preserve-root",
+        "--reference =m", "-R --recursive", "-H", "-L", "-P", *_STD,
+    ),
+}  # fmt: skip
+SPECS["chgrp"] = SPECS["chown"]
+_MODE = re.compile(r"[-+=]?[ugoa]*([-+=][rwxXstugo]*)+(,[ugoa]*([-+=][rwxXstugo]*)+)*|[0-7]{1,4}")
+_DD_KEYS = frozenset(
+    {"bs", "cbs", "conv", "count", "ibs", "iflag", "obs", "oflag", "seek", "skip", "status"}
+)
 
 
 def remove(b: Builder, name: str, args: Args) -> None:
-    operands, options = split_args(args)
-    recursive = name == "rm" and has_flag(options, "rR", "--recursive")
-    if any(w.value == "--no-preserve-root" for _, w, _ in options):
+    parsed = check(b, name, SPECS[name], args)
+    recursive = name == "rm" and parsed.has("--recursive")
+    if parsed.has("--no-preserve-root"):
         b.add(Risk.FORBIDDEN, "rm --no-preserve-root")
-    for i, w in operands:
-        if recursive and not w.dynamic and _danger(b, i, w, "rm -r"):
+    for i, w in parsed.operands:
+        if recursive and not w.dynamic and danger(b, i, w, "rm -r"):
             continue
         if recursive:
-            b.add(Risk.DESTRUCTIVE, f"deletes the folder {w.raw} and everything in it")
+            b.add(Risk.DESTRUCTIVE, f"deletes the folder {w.raw} and everything in it", b.token(i))
         b.arg(i, w, "write")
 
 
 def modes(b: Builder, name: str, args: Args) -> None:
-    operands, options = split_args(args, frozenset({"--reference"}))
-    recursive = has_flag(options, "R", "--recursive")
-    if operands and not any(w.value.startswith("--reference") for _, w, _ in options):
-        operands = operands[1:]  # the mode or owner
+    mode_word: int | None = None
+    if name == "chmod":  # a mode such as -x looks like an option
+        mode_word = next(
+            (i for i, w in enumerate(args) if w.value.startswith("-") and _MODE.fullmatch(w.value)),
+            None,
+        )
+    rest = [w if i != mode_word else Word("m", "m") for i, w in enumerate(args)]
+    parsed = check(b, name, SPECS[name], rest)
+    operands = list(parsed.operands)
+    if mode_word is None and operands and not parsed.has("--reference"):
+        operands = operands[1:]  # the mode or the owner
+    recursive = parsed.has("--recursive")
     for i, w in operands:
-        if recursive and not w.dynamic and _danger(b, i, w, f"{name} -R"):
+        if i == mode_word:
+            continue
+        if recursive and not w.dynamic and danger(b, i, w, f"{name} -R"):
             continue
         if recursive:
-            b.add(Risk.DESTRUCTIVE, f"{name} -R {w.raw}")
+            b.add(Risk.DESTRUCTIVE, f"{name} -R {w.raw}", b.token(i))
         b.arg(i, w, "write")
 
 
 def writes_all(b: Builder, name: str, args: Args) -> None:
-    operands, options = split_args(args, _VALUES.get(name, frozenset()))
-    option_paths(b, options)
+    """touch, mkdir, truncate, shred, mkfifo, tee: every operand is written."""
+    parsed = check(b, name, SPECS[name], args)
     if name == "shred":
         b.add(Risk.DESTRUCTIVE, "shred destroys file contents")
-    for i, w in operands:
+    for i, w in parsed.operands:
         b.arg(i, w, "write")
 
 
 def copy(b: Builder, name: str, args: Args) -> None:
-    operands, options = split_args(args, _VALUES.get(name, frozenset()))
-    target = [(i + 1, v) for i, w, v in options if w.value in ("-t", "--target-directory") and v]
-    target += [
-        (i, Word(w.raw, w.value.split("=", 1)[1], w.dynamic))
-        for i, w, _ in options
-        if w.value.startswith("--target-directory=")
-    ]
-    if not target and len(operands) >= 2:
-        target = [operands.pop()]
-    elif not target and name == "ln" and operands:
-        target = [(-1, Word(".", "."))]
+    """cp, mv, ln, install: sources read (moved: written), the target written."""
+    parsed = check(b, name, SPECS[name], args)
+    operands = list(parsed.operands)
+    targets = parsed.get("--target-directory")
+    if name == "install" and parsed.has("--directory"):
+        for i, w in operands:
+            b.arg(i, w, "write")
+        return
+    dest: list[tuple[int, Word]] = []
+    for g in targets:
+        if g.value is not None and g.value_index is not None:
+            dest.append((g.value_index, g.value))
+        elif g.value is not None:
+            dest.append((g.index, g.value))
+    if not targets and len(operands) >= 2:
+        dest = [operands.pop()]
+    elif not targets and name == "ln" and operands:
+        dest = [(-1, Word(".", "."))]
+    if name == "cp" and parsed.has("--recursive", "--archive"):
+        source = "follow" if parsed.has("--dereference") else "tree"
+    else:
+        source = "write" if name == "mv" else "read"
     for i, w in operands:
-        if name == "mv" and not w.dynamic and _danger(b, i, w, "mv"):
+        if name == "mv" and not w.dynamic and danger(b, i, w, "mv"):
             continue
-        b.arg(i, w, "write" if name == "mv" else "read")
-    for i, w in target:
+        b.arg(i, w, source)
+    for i, w in dest:
         b.arg(i, w, "write")
+
+
+def split(b: Builder, name: str, args: Args) -> None:
+    """split [INPUT [PREFIX]], csplit FILE PATTERN...: files named PREFIXaa ... are written."""
+    parsed = check(b, name, SPECS[name], args)
+    operands = list(parsed.operands)
+    if name == "split":
+        prefix = operands[1] if len(operands) > 1 else (-1, Word("x", "x"))
+        inputs = operands[:1]
+    else:
+        given = parsed.get("--prefix")
+        value = given[0].value if given else None
+        prefix = (given[0].index, value) if value is not None else (-1, Word("xx", "xx"))
+        inputs = operands[:1]
+    for i, w in inputs:
+        b.arg(i, w, "read")
+    i, w = prefix
+    b.arg(i, Word(w.raw, w.value + "aa", w.dynamic, w.glob, w.brace, w.pattern + "aa"), "write")
+
+
+def patch(b: Builder, name: str, args: Args) -> None:
+    b.add(Risk.EXEC, "patch may run ed scripts and writes the files a patch names")
+    b.path(None, ".", "write")
+    for i, w in enumerate(args):
+        if not w.value.startswith("-"):
+            b.arg(i, w, "write")
 
 
 def dd(b: Builder, name: str, args: Args) -> None:
     for i, w in enumerate(args):
-        key, _, value = w.value.partition("=")
-        if key in ("if", "of") and value:
-            b.arg(
-                i,
-                Word(w.raw, value, w.dynamic, w.glob, w.brace, value),
-                "read" if key == "if" else "write",
-            )
-
-
-def tee(b: Builder, name: str, args: Args) -> None:
-    writes_all(b, name, args)
-
-
-def find(b: Builder, name: str, args: Args) -> None:
-    i = 0
-    while i < len(args) and args[i].value in ("-L", "-H", "-P", "-O", "-D"):
-        i += 2 if args[i].value in ("-O", "-D") else 1
-    starts: list[tuple[int, Word]] = []
-    while i < len(args) and not args[i].value.startswith(("-", "(", "!", ")")):
-        starts.append((i, args[i]))
-        i += 1
-    for j, w in starts or [(-1, Word(".", "."))]:
-        if (
-            args[i:]
-            and any(a.value == "-delete" for a in args[i:])
-            and _danger(b, j, w, "find -delete")
-        ):
-            continue
-        b.arg(j, w, "meta")
-    while i < len(args):
-        v = args[i].value
-        if v in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = next(
-                (k for k in range(i + 1, len(args)) if args[k].value in (";", "+")), len(args)
-            )
-            inner = [
-                Word("{}", UNKNOWN, dynamic=True) if w.value == "{}" else w
-                for w in args[i + 1 : end]
-            ]
-            b.add(Risk.EXEC, f"find {v} runs a command for every file")
-            b.nested(inner, f"find {v}")
-            i = end
-        elif v == "-delete":
-            b.add(Risk.DESTRUCTIVE, "find -delete deletes every file it finds")
-        elif v in ("-fprint", "-fprint0", "-fls", "-fprintf") and i + 1 < len(args):
-            b.arg(i + 1, args[i + 1], "write")
-        i += 1
-
-
-def archive(b: Builder, name: str, args: Args) -> None:
-    values = [w.value for w in args]
-    if re.search(
-        r"to-command|compress-program|checkpoint-action|-I\b|-TT|unzip-command", " ".join(values)
-    ):
-        b.add(Risk.EXEC, f"{name} runs a program")
-    letters = values[0].lstrip("-") if values and not values[0].startswith("--") else ""
-    if name == "unzip":
-        extract, create = "-l" not in values and "-t" not in values, False
-    elif name == "zip":
-        extract, create = False, True
-    else:
-        extract = "x" in letters or "--extract" in values or "--get" in values
-        create = any(c in letters for c in "cru") or "--create" in values
-    if extract:
-        flags = ("-C", "-d", "--directory")
-        dest = next((args[i + 1] for i, v in enumerate(values[:-1]) if v in flags), None)
-        b.add(Risk.WRITE, f"{name} extracts files")
-        b.path(None, dest.value if dest is not None and dest.static else ".", "write")
-    if create:
-        b.add(Risk.WRITE, f"{name} creates an archive")
-        operands, _ = split_args(args, _VALUES["tar"])
-        for i, w in operands:
-            b.arg(i, w, "tree")
-    else:
-        generic(b, args)
-
-
-def compress(b: Builder, name: str, args: Args) -> None:
-    operands, options = split_args(args)
-    to_stdout = has_flag(options, "c", "--stdout", "--to-stdout")
-    for i, w in operands:
-        b.arg(i, w, "read" if to_stdout else "write")
-
-
-def cd(b: Builder, name: str, args: Args) -> None:
-    operands, _ = split_args(args)
-    if not operands:
-        b.state.cwd = b.guard.home
-        return
-    i, w = operands[0]
-    if w.value == "-" or not w.static:
-        b.add(Risk.UNDECIDABLE, f"cd {w.raw}: the folder is not known before running")
-        return
-    b.arg(i, w, "meta")
-    res = b.resolve(w.value)
-    if res is not None:
-        b.state.cwd = res.path
+        key, eq, _ = w.value.partition("=")
+        if key in ("if", "of") and eq:
+            b.arg(i, value_part(w, len(key) + 1), "read" if key == "if" else "write")
+        elif key not in _DD_KEYS or not eq:
+            b.add(Risk.EXEC, f"dd {w.raw}: not known to be safe", b.token(i))
+        elif w.variable:
+            b.add(Risk.UNDECIDABLE, f"dd {w.raw}: the value is a variable", b.token(i))
 
 
 FILE_HANDLERS: dict[str, Callable[[Builder, str, Args], None]] = {
-    "rm": remove,
-    "unlink": remove,
-    "rmdir": remove,
-    "chmod": modes,
-    "chown": modes,
-    "chgrp": modes,
-    **dict.fromkeys(("touch", "mkdir", "truncate", "shred", "mkfifo"), writes_all),
+    **dict.fromkeys(("rm", "unlink", "rmdir"), remove),
+    **dict.fromkeys(("chmod", "chown", "chgrp"), modes),
+    **dict.fromkeys(("touch", "mkdir", "truncate", "shred", "mkfifo", "tee"), writes_all),
     **dict.fromkeys(("cp", "mv", "ln", "install"), copy),
+    **dict.fromkeys(("split", "csplit"), split),
+    "patch": patch,
     "dd": dd,
-    "tee": tee,
-    **TEXT_HANDLERS,
-    "find": find,
-    **dict.fromkeys(("tar", "unzip", "zip"), archive),
-    **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd"), compress),
-    "cd": cd,
 }

@@ -1,201 +1,193 @@
-"""`git`: global options, then read-only, mutating, network, destructive and forbidden
-subcommands (push --force, reset --hard, clean -fdx)."""
+"""`git`: global options, then read-only subcommands (checked against `gitopts`), mutating,
+network, destructive and forbidden ones (push --force, reset --hard, clean -fdx, setting
+configuration that runs programs) — abbreviations of long options resolved the way git's
+parse-options resolves them (`--ha` is `--hard`), for what they may mean."""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
 
-from agent_lsp.safety.programs import split_args
+from agent_lsp.safety.builder import Builder
+from agent_lsp.safety.gitconfig import executable_key
+from agent_lsp.safety.gitmutate import mutating
+from agent_lsp.safety.gitopts import CONFIG_SPEC, READ_SPECS
+from agent_lsp.safety.grammar import check
 from agent_lsp.safety.risk import Risk
 from agent_lsp.safety.shellwords import Word
-
-if TYPE_CHECKING:
-    from agent_lsp.safety.classify import Builder
 
 __all__ = ["git"]
 
 Args = list[Word]
-READ = frozenset(
-    {"status", "diff", "log", "show", "blame", "annotate", "ls-files", "ls-tree", "rev-parse"}
-    | {"rev-list", "describe", "shortlog", "grep", "cat-file", "show-ref", "name-rev", "help"}
-    | {"merge-base", "count-objects", "version", "whatchanged", "diff-tree", "diff-files"}
-    | {"diff-index", "for-each-ref", "check-ignore", "check-attr", "var", "show-branch"}
-)
-NETWORK = frozenset(
-    {"push", "pull", "fetch", "clone", "ls-remote", "submodule", "request-pull"}
-    | {"send-email", "lfs", "svn", "p4", "archive"}
-)
-DESTRUCTIVE = frozenset({"filter-branch", "filter-repo", "prune", "gc", "replace", "rm"})
-_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _PLAIN_GLOBALS = frozenset(
-    {"--no-pager", "-P", "-p", "--paginate", "--no-replace-objects", "--literal-pathspecs"}
-    | {"--no-optional-locks", "--bare", "--glob-pathspecs", "--noglob-pathspecs"}
+    {"--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs"}
+    | {"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice"}
 )
-_RISKY_READ_FLAGS = ("--output", "-O", "--open-files-in-pager", "--ext-diff", "--exec")
+_INFO = frozenset({"--version", "--html-path", "--man-path", "--info-path", "--exec-path"})
+_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+_VALUED |= {"--super-prefix", "--list-cmds", "--attr-source"}
+_REPO_OPTIONS = frozenset({"-C", "--git-dir", "--work-tree", "--bare", "--super-prefix"})
+_NEW_WRITES = frozenset({"set", "unset", "rename-section", "remove-section", "edit"})
+_CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--value", "--url"})
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"})
+_CONFIG_UNSETS = frozenset({"--unset", "--unset-all", "--remove-section"})
 
 
-def _letters(args: Args) -> set[str]:
-    out: set[str] = set()
-    for w in args:
-        v = w.value
-        if v.startswith("-") and not v.startswith("--"):
-            out |= set(v[1:])
-    return out
-
-
-def _flags(args: Args) -> set[str]:
-    return {w.value.split("=", 1)[0] for w in args if w.value.startswith("--")}
-
-
-def git(b: Builder, args: Args) -> None:
+def git(b: Builder, name: str, args: Args) -> None:
     i = 0
+    repo_dir = b.cwd
     while i < len(args) and args[i].value.startswith("-"):
-        v = args[i].value
-        key = v.split("=", 1)[0]
-        if key in ("-c", "--config-env") or v.startswith("-c"):
-            b.add(Risk.EXEC, "git -c sets configuration (pagers, hooks, ssh commands)", b.offset)
-        elif key in ("--git-dir", "--work-tree", "-C"):
-            value = v.split("=", 1)[1] if "=" in v else None
-            if value is None and i + 1 < len(args):
-                b.arg(i + 1, args[i + 1], "meta")
-                if key == "-C" and args[i + 1].static:
-                    res = b.resolve(args[i + 1].value)
-                    b.state.cwd = res.path if res is not None else b.state.cwd
-            elif value is not None:
-                b.path(b.offset + 1 + i, value, "meta")
-        elif v in ("--version", "--help", "-h", "--exec-path", "--html-path"):
+        w = args[i]
+        v = w.value
+        key, eq, attached = v.partition("=")
+        if key.startswith("-c") and key not in ("-c",) and not key.startswith("--"):
+            key, attached, eq = "-c", v[2:], "="  # -ckey=value
+        takes = key in _VALUED and not eq
+        value = (
+            Word(w.raw, attached, w.dynamic)
+            if eq
+            else (args[i + 1] if takes and i + 1 < len(args) else None)
+        )
+        token = b.token(i)
+        if key in ("-c", "--config-env"):
+            _config_setting(b, key, value, token)
+        elif key in _REPO_OPTIONS or (key in ("-p", "--paginate", "--exec-path") and eq):
+            b.add(Risk.EXEC, f"git {key} uses a repository or programs other than this one", token)
+            if value is not None and key in ("-C", "--git-dir", "--work-tree"):
+                b.arg(i + (0 if eq else 1), value, "meta")
+                if key == "-C" and value.static:
+                    res = b.resolve(value.value)
+                    repo_dir = res.path if res is not None else repo_dir
+        elif key in ("-p", "--paginate"):
+            b.add(Risk.EXEC, "git -p runs a pager", token)
+        elif v in _INFO:
             return
-        elif v not in _PLAIN_GLOBALS:
-            b.add(Risk.EXEC, f"git {v}")
-        i += 2 if key in _GLOBAL_VALUES and "=" not in v else 1
+        elif v in ("--help", "-h"):
+            if i + 1 < len(args):
+                b.add(Risk.EXEC, "git help opens a manual page or a browser", token)
+            return
+        elif v not in _PLAIN_GLOBALS and key not in ("--namespace", "--list-cmds"):
+            b.add(Risk.EXEC, f"git {v}: an option not known to be safe", token)
+        i += 2 if takes else 1
     if i >= len(args):
         return
-    sub, rest = args[i].value, args[i + 1 :]
+    sub_word, rest = args[i], args[i + 1 :]
+    if not sub_word.static:
+        b.add(Risk.UNDECIDABLE, "the git subcommand is not known before running", b.token(i))
+        return
+    sub = sub_word.value
     if i:
         b.part.aliases.append(["git", sub, *(w.value for w in rest)])
-    _subcommand(b, sub, rest, b.offset + 1 + i)
+    if (found := bare_repository(b, repo_dir)) is not None:
+        b.add(Risk.EXEC, f"git would use the repository {found} (its config may run programs)")
+    saved = b.offset
+    b.offset += 1 + i  # the subcommand is argv[0] of what follows
+    try:
+        if sub in READ_SPECS:
+            read_only(b, sub, rest)
+        elif sub == "config":
+            config(b, rest)
+        else:
+            mutating(b, sub, rest)
+    finally:
+        b.offset = saved
 
 
-def _paths(b: Builder, rest: Args, first: int) -> None:
-    operands, _ = split_args(rest)
-    after_dashes = "--" in [w.value for w in rest]
+def _config_setting(b: Builder, key: str, value: Word | None, token: int) -> None:
+    if value is None or not value.static:
+        b.add(Risk.UNDECIDABLE, f"git {key}: the setting is not known before running", token)
+        return
+    name = value.value.split("=", 1)[0]
+    if executable_key(name):
+        b.add(Risk.FORBIDDEN, f"git {key} {name}: configuration that runs programs", token)
+    b.add(Risk.EXEC, f"git {key} sets configuration ({name})", token)
+
+
+def bare_repository(b: Builder, start: Path) -> Path | None:
+    """A folder git would take for a repository on the way up from `start` to the workspace
+    root, other than a `.git` folder (those are protected): a bare repository the agent wrote
+    would bring its own config (core.fsmonitor, aliases ...)."""
+    root = b.guard.root
+    here = start
+    if not here.is_relative_to(root):
+        return None
+    while True:
+        if (here / ".git").exists():
+            return None
+        if (here / "HEAD").is_file() and (here / "objects").is_dir() and (here / "refs").is_dir():
+            return here
+        if here == root or here.parent == here:
+            return None
+        here = here.parent
+
+
+def read_only(b: Builder, sub: str, rest: Args) -> None:
+    parsed = check(b, f"git {sub}", READ_SPECS[sub], rest)
+    operands = list(parsed.operands)
+    if sub == "grep" and not parsed.has("-e", "-f") and operands:
+        operands.pop(0)  # the pattern
+    if sub == "grep" and parsed.has("--no-index", "--untracked"):
+        named = [(i, w) for i, w in operands if parsed.end is not None and i > parsed.end]
+        for i, w in named or operands:
+            b.arg(i, w, "tree")
+        if not operands:
+            b.path(None, ".", "tree")
+        return
+    if sub == "diff" and parsed.has("--no-index"):
+        for i, w in operands:
+            b.arg(i, w, "tree")
+        return
+    revisions_and_paths(b, operands, parsed.end)
+
+
+def revisions_and_paths(b: Builder, operands: list[tuple[int, Word]], end: int | None) -> None:
+    """Revisions and pathspecs: `rev:path` shows a file, a path after `--` or an existing
+    file is read (its history or diff shows its content)."""
     for j, w in operands:
+        after = end is not None and j > end
         if "://" in w.value or re.match(r"[\w.-]+@[\w.-]+:", w.value):
             continue  # a remote URL
-        if ":" in w.value and not after_dashes:
-            b.path(first + 1 + j, w.value.split(":", 1)[1] or ".", "meta")
-            res = b.resolve(w.value.split(":", 1)[1] or ".")
+        if ":" in w.value and not after and not w.value.startswith(":"):
+            inner = w.value.split(":", 1)[1] or "."
+            b.path(b.token(j), inner, "meta")
+            res = b.resolve(inner)
             if res is not None and res.secret:
-                b.add(Risk.SECRET, f"shows the secret file {w.value}", first + 1 + j)
-        elif after_dashes or (b.cwd / w.value).exists():
-            saved = b.offset
-            b.offset = first
+                b.add(Risk.SECRET, f"shows the secret file {w.value}", b.token(j))
+        elif after or (b.state.known and (b.cwd / w.value).exists()) or not w.static:
             b.arg(j, w, "read")
-            b.offset = saved
+        elif not b.state.known:
+            b.add(Risk.UNDECIDABLE, f"{w.raw}: a path or a revision, the folder is not known")
 
 
-def _subcommand(b: Builder, sub: str, rest: Args, token: int) -> None:
-    letters, flags = _letters(rest), _flags(rest)
-    operands = [w for w in rest if not w.value.startswith("-")]
-    if sub in READ:
-        if any(w.value.startswith(_RISKY_READ_FLAGS) for w in rest):
-            b.add(Risk.EXEC, f"git {sub} with a flag that writes or runs programs", token)
-        _paths(b, rest, token)
+def config(b: Builder, rest: Args) -> None:
+    options = {w.value.split("=", 1)[0] for w in rest if w.value.startswith("-")}
+    operands = [
+        (i, w)
+        for i, w in enumerate(rest)
+        if not w.value.startswith("-") and not (i and rest[i - 1].value in _CONFIG_VALUES)
+    ]  # option values are not keys
+    first = operands[0][1].value if operands else ""
+    old_get = len(operands) == 1 and not options and first not in _NEW_WRITES
+    if first in ("get", "list") or old_get or options & _CONFIG_READS:
+        check(b, "git config", CONFIG_SPEC, rest)
         return
-    if sub == "push":
-        forced = "f" in letters or flags & {"--force", "--force-with-lease", "--force-if-includes"}
-        if forced or "--mirror" in flags or any(w.value.startswith("+") for w in operands):
-            b.add(Risk.FORBIDDEN, "git push --force rewrites the remote's history", token)
-        if "d" in letters or "--delete" in flags or any(w.value.startswith(":") for w in operands):
-            b.add(Risk.DESTRUCTIVE, "git push deletes a remote branch", token)
-    if sub == "reset":
-        if "--hard" in flags:
-            b.add(Risk.FORBIDDEN, "git reset --hard discards uncommitted work", token)
-        elif flags & {"--merge", "--keep"}:
-            b.add(Risk.DESTRUCTIVE, f"git reset {' '.join(sorted(flags))}", token)
-    if sub == "clean":
-        if "n" in letters or "--dry-run" in flags:
-            return
-        if ("f" in letters or "--force" in flags) and letters & {"x", "X"}:
-            b.add(Risk.FORBIDDEN, "git clean -fdx deletes ignored files too (.env, venvs)", token)
-        else:
-            b.add(Risk.DESTRUCTIVE, "git clean deletes untracked files", token)
-    if _destructive(sub, rest, letters, flags, operands, b):
-        b.add(Risk.DESTRUCTIVE, f"git {sub} discards or deletes work", token)
-    listing = _listing(sub, rest, letters, flags, operands)
-    if listing:
+    b.add(Risk.EXEC, "git config changes configuration")
+    if "-e" in options or "--edit" in options or first == "edit":
+        b.add(Risk.EXEC, "git config --edit starts an editor")
+    for g in ("-f", "--file"):
+        for i, w in enumerate(rest[:-1]):
+            if w.value == g:
+                b.arg(i + 1, rest[i + 1], "write")
+    if "--global" in options:
+        b.path(None, os.path.join(b.guard.home, ".gitconfig"), "write")  # noqa: PTH118
+    if first in ("unset", "remove-section") or options & _CONFIG_UNSETS:
         return
-    if sub in NETWORK or (
-        sub == "remote" and operands[:1] and operands[0].value in ("show", "update", "prune")
-    ):
-        b.add(Risk.NETWORK, f"git {sub} talks to a remote", token)
-        b.part.network = True
-        b.part.downloads = b.part.downloads or sub in ("clone", "pull", "fetch")
-    b.add(Risk.EXEC, f"git {sub}", token)
-    _paths(b, rest, token)
-
-
-def _destructive(
-    sub: str, rest: Args, letters: set[str], flags: set[str], operands: Args, b: Builder
-) -> bool:
-    if sub in DESTRUCTIVE:
-        return True
-    if sub == "checkout":
-        return bool(
-            "f" in letters
-            or "--force" in flags
-            or "--" in [w.value for w in rest]
-            or any(w.value == "." or (b.cwd / w.value).exists() for w in operands)
-        )
-    if sub == "restore":
-        return not (flags == {"--staged"} or letters == {"S"})
-    if sub == "switch":
-        return "f" in letters or bool(flags & {"--force", "--discard-changes"})
-    if sub in ("stash", "reflog", "worktree", "notes"):
-        return bool(operands[:1]) and operands[0].value in (
-            "drop",
-            "clear",
-            "expire",
-            "delete",
-            "remove",
-            "prune",
-        )
-    if sub in ("branch", "tag"):
-        return bool(
-            letters & {"d", "D"} or flags & {"--delete"} or (sub == "branch" and "f" in letters)
-        )
-    return sub == "update-ref" and "d" in letters
-
-
-def _listing(sub: str, rest: Args, letters: set[str], flags: set[str], operands: Args) -> bool:
-    """Forms of mutating subcommands that only list or show."""
-    if sub == "branch":
-        changing = letters & {"d", "D", "m", "M", "c", "C", "u", "f"} or flags & {
-            "--delete",
-            "--move",
-            "--copy",
-            "--set-upstream-to",
-            "--unset-upstream",
-            "--edit-description",
-            "--force",
-        }
-        return not changing and (not operands or bool(flags & {"--list", "--contains", "--merged"}))
-    if sub == "tag":
-        return not operands or "l" in letters or "--list" in flags
-    if sub == "remote":
-        return (
-            not operands or operands[0].value in ("get-url",) or (letters == {"v"} and not operands)
-        )
-    if sub == "config":
-        reads = {"--get", "--get-all", "--get-regexp", "--list", "--show-origin", "--get-urlmatch"}
-        return bool(
-            flags & reads
-            or "l" in letters
-            or (operands[:1] and operands[0].value in ("get", "list"))
-        )
-    if sub == "stash":
-        return bool(operands[:1]) and operands[0].value in ("list", "show")
-    if sub in ("reflog", "worktree", "notes", "submodule"):
-        return not operands or operands[0].value in ("show", "list", "status")
-    return False
+    keys = operands[1:2] if first in _NEW_WRITES else operands[:1]
+    if first == "rename-section" or "--rename-section" in options:
+        keys = operands[-1:]
+    for i, w in keys:
+        if not w.static:
+            b.add(Risk.UNDECIDABLE, "git config: the key is not known before running", b.token(i))
+        elif executable_key(w.value):
+            b.add(Risk.FORBIDDEN, f"git config {w.value}: configuration that runs programs")

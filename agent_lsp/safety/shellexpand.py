@@ -1,26 +1,84 @@
 """Expansions inside a word: `$name`, `${...}`, `$(...)`, `$((...))`, backticks and double
 quotes. Command substitutions are parsed (their commands are classified like any other);
-values that cannot be known before running make the word dynamic."""
+values that cannot be known before running make the word dynamic.
+
+Arithmetic that names a variable (`$((x))`, `${a[i]}`, `${s:i}`, `${!x}`) is undecidable:
+bash evaluates a variable's value as an expression, and a subscript in it runs `$(...)`.
+Expansions that assign (`${X:=v}`) are undecidable too. In the `dash` dialect (`sh -c`),
+whatever bash and dash read differently is undecidable."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from agent_lsp.safety.shellwords import ParseAbort, Word, WordBuilder, decode_ansi_c
 
-if TYPE_CHECKING:
-    from agent_lsp.safety.shellparse import Parser
-
-__all__ = ["backtick", "dollar", "double_quoted", "lex_word", "scan_substitutions"]
+__all__ = [
+    "Lexer",
+    "LexerContext",
+    "backtick",
+    "dollar",
+    "double_quoted",
+    "lex_word",
+    "scan_substitutions",
+]
 
 _META = frozenset(" \t\n;&|<>()")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ARITH_SAFE = re.compile(r"[0-9\s+\-*/%()<>=!&|^~?:,]*")
+_HEAD = re.compile(r"(#?)([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[([^\]]*)\])?")
+_SUBSTRING = re.compile(r":\s*-?[0-9]+(:\s*-?[0-9]+)?")
 
 
-def dollar(p: Parser, b: WordBuilder, quoted: bool) -> None:
+class LexerContext(Protocol):
+    home: str
+    pwd: str
+    dialect: str  # "bash" or "dash"
+
+    def problem(self, text: str) -> None: ...
+
+
+class Lexer(Protocol):
+    """What the word lexer needs of the parser (`shellparse.Parser`)."""
+
+    s: str
+    i: int
+
+    @property
+    def ctx(self) -> LexerContext: ...
+
+    def sub_list(self, close: str, context: str) -> None: ...
+
+    def sub_text(self, text: str, context: str) -> None: ...
+
+    def spawn(self, text: str, context: str) -> Lexer: ...
+
+
+def _param_ok(body: str, dialect: str) -> bool:
+    """Whether `${body}` neither assigns nor evaluates arithmetic (nor means something else to
+    dash); the word after an operator is scanned on its own."""
+    m = _HEAD.match(body)
+    if m is None:
+        return False  # ${!x} (indirection) and anything unusual
+    length, sub, rest = m.group(1), m.group(4), body[m.end() :]
+    if sub is not None and (dialect == "dash" or not re.fullmatch(r"[0-9]+|[@*]", sub)):
+        return False
+    if length or not rest:
+        return not rest
+    if rest.startswith((":=", "=")):
+        return False
+    if rest.startswith((":-", ":?", ":+", "-", "?", "+", "#", "%")):
+        return True
+    if dialect == "dash":
+        return False
+    if rest.startswith(("/", "^", ",", "@")):
+        return True
+    return bool(_SUBSTRING.fullmatch(rest))
+
+
+def dollar(p: Lexer, b: WordBuilder, quoted: bool) -> None:
     s, i = p.s, p.i
     nxt = s[i + 1] if i + 1 < len(s) else ""
     if s.startswith("$((", i):
@@ -32,8 +90,11 @@ def dollar(p: Parser, b: WordBuilder, quoted: bool) -> None:
         if _ARITH_SAFE.fullmatch(body):
             b.add("0", True)
         else:
+            p.ctx.problem("arithmetic on variables (a subscript in a value runs commands)")
             scan_substitutions(p, body, "$(())")
             b.add_unknown(variable=True)
+    elif nxt == "[":
+        raise ParseAbort("$[...] arithmetic is not supported")
     elif nxt == "(":
         p.i = i + 2
         p.sub_list(")", "$()")
@@ -47,9 +108,15 @@ def dollar(p: Parser, b: WordBuilder, quoted: bool) -> None:
         if _NAME.fullmatch(body):
             _variable(p, b, body)
         else:
+            if not _param_ok(body, p.ctx.dialect):
+                p.ctx.problem(
+                    f"${{{body[:30]}}}: an expansion that assigns or evaluates arithmetic"
+                )
             scan_substitutions(p, body, "${}")
             b.add_unknown(variable=True)
     elif nxt == '"' and not quoted:
+        if p.ctx.dialect == "dash":
+            raise ParseAbort('$"..." strings mean something else to dash')
         p.i = i + 2
         double_quoted(p, b, heredoc=False)
     elif m := _NAME.match(s, i + 1):
@@ -66,16 +133,17 @@ def dollar(p: Parser, b: WordBuilder, quoted: bool) -> None:
         p.i = i + 1
 
 
-def _variable(p: Parser, b: WordBuilder, name: str) -> None:
+def _variable(p: Lexer, b: WordBuilder, name: str) -> None:
     if name == "HOME":
         b.add(p.ctx.home, True)
     elif name == "PWD":
         b.add(p.ctx.pwd, True)
+        b.pwd = True
     else:
         b.add_unknown(variable=True)
 
 
-def double_quoted(p: Parser, b: WordBuilder, heredoc: bool) -> None:
+def double_quoted(p: Lexer, b: WordBuilder, heredoc: bool) -> None:
     """The inside of "...", from after the opening quote; or a whole here-document body."""
     s = p.s
     while True:
@@ -106,7 +174,7 @@ def double_quoted(p: Parser, b: WordBuilder, heredoc: bool) -> None:
             p.i += 1
 
 
-def backtick(p: Parser, b: WordBuilder, in_dq: bool) -> None:
+def backtick(p: Lexer, b: WordBuilder, in_dq: bool) -> None:
     s, j = p.s, p.i + 1
     inner: list[str] = []
     while j < len(s) and s[j] != "`":
@@ -123,13 +191,10 @@ def backtick(p: Parser, b: WordBuilder, in_dq: bool) -> None:
     b.add_unknown(variable=False)
 
 
-def scan_substitutions(p: Parser, text: str, context: str) -> None:
+def scan_substitutions(p: Lexer, text: str, context: str) -> None:
     """Parse the command substitutions inside `text` (a here-document body, `${...}`,
     `$((...))`), treating it like double-quoted text."""
-    from agent_lsp.safety.shellparse import Parser as _P
-
-    sub = _P(text, p.ctx, p.depth + 1, context)
-    double_quoted(sub, WordBuilder(), heredoc=True)
+    double_quoted(p.spawn(text, context), WordBuilder(), heredoc=True)
 
 
 def _skip_quote(s: str, j: int) -> int:
@@ -180,7 +245,7 @@ def _brace_end(s: str, j: int) -> int:
     return -1
 
 
-def lex_word(p: Parser) -> Word:
+def lex_word(p: Lexer) -> Word:
     """One word from p.i: quotes, escapes, continuations and expansions resolved."""
     s, start = p.s, p.i
     b = WordBuilder()
@@ -207,6 +272,8 @@ def lex_word(p: Parser) -> Word:
             p.i += 1
             double_quoted(p, b, heredoc=False)
         elif ch == "$" and s.startswith("$'", p.i):
+            if p.ctx.dialect == "dash":
+                raise ParseAbort("$'...' strings mean something else to dash")
             end = p.i + 2
             while end < len(s) and s[end] != "'":
                 end += 2 if s[end] == "\\" else 1
@@ -223,10 +290,13 @@ def lex_word(p: Parser) -> Word:
             p.i += 1
     if b.empty and p.i == start:
         raise ParseAbort(f"unexpected {s[p.i]!r}")
-    return b.build(s[start : p.i])
+    word = b.build(s[start : p.i])
+    if word.brace and p.ctx.dialect == "dash":
+        raise ParseAbort(f"brace expansion in {word.raw!r} means nothing to dash")
+    return word
 
 
-def _tilde(p: Parser, b: WordBuilder) -> None:
+def _tilde(p: Lexer, b: WordBuilder) -> None:
     s = p.s
     end = p.i + 1
     while end < len(s) and s[end] not in _META and s[end] != "/":
@@ -236,6 +306,7 @@ def _tilde(p: Parser, b: WordBuilder) -> None:
         b.add(p.ctx.home, True)
     elif user == "+":
         b.add(p.ctx.pwd, True)
+        b.pwd = True
     elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", user):
         b.add("~" + user, True)  # ~user: resolved (or refused) by the path guard
     else:

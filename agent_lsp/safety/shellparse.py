@@ -3,7 +3,12 @@
 process substitution, here-docs and redirections, resolving quotes, escapes, line
 continuations and ANSI-C strings. What it cannot decide (case, `[[ ]]`, arithmetic commands,
 function definitions, arrays, unterminated quotes, too many parts, too deep) is reported in
-`Script.problems`; the caller treats such a command as undecidable (fail closed)."""
+`Script.problems`; the caller treats such a command as undecidable (fail closed).
+
+`dialect="dash"` parses a `sh -c` string: the same parser, but whatever bash and dash read
+differently (`$'...'`, `<<<`, `&>`, `|&`, `<(...)`, brace expansion, `time`, `${x/a/b}` ...) is
+undecidable. Each command records the operator before and after it and how deep it sits in
+compound commands, so that the classifier knows whether a `cd` surely took effect."""
 
 from __future__ import annotations
 
@@ -38,15 +43,20 @@ _OPENERS = frozenset({"!", "time", "{", "if", "then", "elif", "else", "while", "
 _CLOSERS = frozenset({"}", "fi", "done"})
 _UNSUPPORTED = frozenset({"case", "esac", "select", "coproc", "[[", "]]", "function", "in"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")  # not PATH, HOME, IFS, CDPATH ...
+_ELEMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[.*\]\+?=", re.S)
+_DASH_ONLY_OPS = frozenset({"&>", "&>>", "|&", "<<<", ";&", ";;&"})
+_COMPOUND_OPEN = frozenset({"{", "if", "while", "until"})
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _FD = re.compile(r"\d+(?=[<>])")
 _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}(?=[<>])")
 
 
 class Ctx:
-    def __init__(self, home: str, pwd: str) -> None:
+    def __init__(self, home: str, pwd: str, dialect: str = "bash") -> None:
         self.home = home
         self.pwd = pwd
+        self.dialect = dialect
         self.commands: list[Command] = []
         self.problems: list[str] = []
         self.pipelines = 0
@@ -56,9 +66,11 @@ class Ctx:
             self.problems.append(text)
 
 
-def parse(text: str, home: Path | str = "~", pwd: Path | str = ".") -> Script:
+def parse(
+    text: str, home: Path | str = "~", pwd: Path | str = ".", dialect: str = "bash"
+) -> Script:
     """Every simple command of `text`, flattened in the order bash would meet them."""
-    ctx = Ctx(str(home), str(pwd))
+    ctx = Ctx(str(home), str(pwd), dialect)
     if len(text) > MAX_CHARS:
         ctx.problem(f"longer than {MAX_CHARS} characters")
     if (bad := suspicious_char(text)) is not None:
@@ -86,6 +98,12 @@ class Parser:
         self.context = context
         self.heredocs: list[tuple[str, bool, bool, Redirect]] = []
         self.peeked: tuple[int, int, tuple[str, str, Word | None]] | None = None
+        self.compound = 0
+        self.last_op = ""
+
+    def spawn(self, text: str, context: str) -> Parser:
+        """A parser for text inside this one (a here-document body, `${...}`)."""
+        return Parser(text, self.ctx, self.depth + 1, context)
 
     # ---- structure -------------------------------------------------------------------
     def parse_all(self) -> None:
@@ -95,25 +113,31 @@ class Parser:
 
     def parse_list(self, stops: frozenset[str]) -> str:
         """Commands until EOF or one of `stops` (an operator); returns what stopped it."""
-        while True:
-            kind, text, _ = self.peek()
-            if kind == "eof":
-                return "eof"
-            if kind == "op" and text in stops:
-                self.take()
-                return text
-            if kind == "op" and text in (";;", ";&", ";;&"):
-                raise ParseAbort("case statements are not supported")
-            if kind == "op" and text in _SEPARATORS:
-                self.take()
-                continue
-            if kind == "op" and text == ")":
-                raise ParseAbort("unexpected ')'")
-            self.ctx.pipelines += 1
-            self.parse_command(self.ctx.pipelines)
+        saved, self.last_op = self.last_op, ""
+        try:
+            while True:
+                kind, text, _ = self.peek()
+                if kind == "eof":
+                    return "eof"
+                if kind == "op" and text in stops:
+                    self.take()
+                    return text
+                if kind == "op" and text in (";;", ";&", ";;&"):
+                    raise ParseAbort("case statements are not supported")
+                if kind == "op" and text in _SEPARATORS:
+                    self.take()
+                    self.last_op = text
+                    continue
+                if kind == "op" and text == ")":
+                    raise ParseAbort("unexpected ')'")
+                self.ctx.pipelines += 1
+                self.parse_command(self.ctx.pipelines)
+        finally:
+            self.last_op = saved
 
     def parse_command(self, pipeline: int) -> None:
         cmd = Command(depth=self.depth, context=self.context, pipeline=pipeline)
+        cmd.before = self.last_op
         while True:
             kind, text, word = self.peek()
             if kind == "eof" or (kind == "op" and text in _SEPARATORS | {")"}):
@@ -137,6 +161,8 @@ class Parser:
             if not cmd.words and self.reserved(word, cmd):
                 continue
             match = _ASSIGN.match(word.raw)
+            if not cmd.words and _ELEMENT.match(word.raw):
+                raise ParseAbort("array element assignments are not supported")
             if not cmd.words and match:
                 if self.peek()[1] == "(":
                     raise ParseAbort("array assignments are not supported")
@@ -149,6 +175,9 @@ class Parser:
             if cmd.words == [] and self.peek()[1] == "(" and _NAME.fullmatch(word.raw):
                 raise ParseAbort("function definitions are not supported")
             cmd.words.append(word)
+        kind, text, _ = self.peek()
+        cmd.after = text if kind == "op" else ""
+        cmd.compound = self.compound
         if cmd.words or cmd.assigns or cmd.redirects:
             self.ctx.commands.append(cmd)
 
@@ -157,17 +186,22 @@ class Parser:
         if word.raw != word.value or cmd.assigns or cmd.redirects:
             return False
         name = word.value
+        if name == "time" and self.ctx.dialect == "dash":
+            raise ParseAbort("'time' is a program to dash, a keyword to bash")
         if name in _OPENERS:
             following = self.peek()[2]
             if name == "time" and following is not None and following.raw == "-p":
                 self.take()
+            self.compound += name in _COMPOUND_OPEN
             return True
         if name in _CLOSERS:
+            self.compound = max(0, self.compound - 1)
             return True
         if name in _UNSUPPORTED:
             raise ParseAbort(f"'{name}' is not supported")
         if name == "for":
             self.for_header()
+            self.compound += 1
             return True
         return False
 
@@ -177,6 +211,8 @@ class Parser:
             raise ParseAbort("arithmetic for loops are not supported")
         if word is None or not _NAME.fullmatch(word.value):
             raise ParseAbort("malformed for loop")
+        if not _SAFE_LOOP_NAME.fullmatch(word.value):
+            raise ParseAbort(f"a for loop setting {word.value} (may change how the shell works)")
         while self.peek()[1] == "\n":
             self.take()
         kind, text, word = self.peek()
@@ -262,10 +298,16 @@ class Parser:
         if fd:
             self.i = fd.end()
             fd_word = Word(fd.group(), fd.group())
+        if fd and len(fd.group()) > 1 and self.ctx.dialect == "dash":
+            raise ParseAbort("file descriptors above 9 mean something else to dash")
         if s.startswith(("<(", ">("), self.i) and fd_word is None:
+            if self.ctx.dialect == "dash":
+                raise ParseAbort("process substitution means something else to dash")
             return ("word", "", self.procsub())
         for op in _OPS:
             if s.startswith(op, self.i):
+                if op in _DASH_ONLY_OPS and self.ctx.dialect == "dash":
+                    raise ParseAbort(f"{op!r} means something else to dash")
                 self.i += len(op)
                 return ("op", op, fd_word)
         return ("word", "", lex_word(self))

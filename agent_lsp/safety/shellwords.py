@@ -86,6 +86,7 @@ class Word:
     pattern: str = ""  # for glob expansion: quoted glob characters escaped
     procsub: bool = False  # <(...) or >(...): a /dev/fd path
     variable: bool = False  # the unknown part includes a variable (may hold a secret)
+    pwd: bool = False  # `$PWD` or `~+` was expanded (with the folder at parse time)
 
     @property
     def static(self) -> bool:
@@ -114,6 +115,9 @@ class Command:
     depth: int = 0
     context: str = "top"
     pipeline: int = 0
+    before: str = ""  # the operator before it: "", ";", "\n", "&&", "||", "|", "|&", "&"
+    after: str = ""  # the operator after it ("" at the end of a list)
+    compound: int = 0  # inside how many { }, if, while, until, for bodies
 
     @property
     def argv(self) -> list[str]:
@@ -140,6 +144,7 @@ class WordBuilder:
         self.unquoted: list[str] = []  # unquoted text only, other characters as "\x01"
         self.dynamic = False
         self.variable = False
+        self.pwd = False
 
     def add(self, text: str, quoted: bool) -> None:
         self.value.append(text)
@@ -174,4 +179,5 @@ class WordBuilder:
             pattern="".join(self.pattern),
             procsub=procsub,
             variable=self.variable,
+            pwd=self.pwd,
         )

@@ -1,17 +1,18 @@
 """Programs that run another program: `env`, `timeout`, `nice`, `sudo`, `xargs`, `watch`,
-`eval`, `busybox` ... The inner command is classified as the program that really runs."""
+`eval`, `busybox` ... The inner command is classified as the program that really runs; only
+plain wrappers (timeout, nice, command ...) keep a vetted program vetted. `xargs` always runs
+a command it builds from its input: never read-only."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from agent_lsp.safety.builder import Builder
+from agent_lsp.safety.grammar import check
+from agent_lsp.safety.options import spec
 from agent_lsp.safety.risk import Risk
 from agent_lsp.safety.shellwords import UNKNOWN, Word
-
-if TYPE_CHECKING:
-    from agent_lsp.safety.classify import Builder
 
 __all__ = ["WRAPPERS"]
 
@@ -38,6 +39,38 @@ _SIMPLE: dict[str, tuple[frozenset[str], bool]] = {
 }
 
 
+_TIMEOUT = spec(
+    "-s --signal =",
+    "-k --kill-after =",
+    "--preserve-status",
+    "--foreground",
+    "-v --verbose",
+    permute=False,
+)
+_XARGS = spec(
+    "-0 --null",
+    "-a --arg-file =r",
+    "-d --delimiter =",
+    "-E =",
+    "-e --eof =?",
+    "-I =",
+    "-i --replace =?",
+    "-L =",
+    "-l --max-lines =?",
+    "-n --max-args =",
+    "-o --open-tty",
+    "-P --max-procs =",
+    "-p --interactive",
+    "--process-slot-var =",
+    "-r --no-run-if-empty",
+    "-s --max-chars =",
+    "--show-limits",
+    "-t --verbose",
+    "-x --exit",
+    permute=False,
+)
+
+
 def _inner(b: Builder, args: Args, start: int) -> None:
     if start < len(args):
         b.run(args[start:], b.offset + 1 + start)
@@ -56,10 +89,15 @@ def simple(b: Builder, name: str, args: Args) -> None:
     takes_value, plain = _SIMPLE[name]
     if not plain:
         b.part.plain_wrappers = False
+        b.plain = False
         if name not in ("busybox", "toybox"):
             b.add(Risk.EXEC, f"{name} runs a command as another user", b.offset)
     if name == "command" and any(w.value in ("-v", "-V") for w in args):
+        b.vet = True
         return  # a lookup, nothing runs
+    if name == "exec" and not args:
+        b.vet = True  # redirections only
+        return
     if name == "time":
         for i, w in enumerate(args[:-1]):
             if w.value in ("-o", "--output"):
@@ -69,8 +107,9 @@ def simple(b: Builder, name: str, args: Args) -> None:
 
 
 def timeout(b: Builder, name: str, args: Args) -> None:
-    start = _skip_options(args, frozenset({"-s", "--signal", "-k", "--kill-after"}))
-    _inner(b, args, start + 1)
+    parsed = check(b, name, _TIMEOUT, args)
+    if parsed.operands:
+        _inner(b, args, parsed.operands[0][0] + 1)
 
 
 def env(b: Builder, name: str, args: Args) -> None:
@@ -93,6 +132,7 @@ def env(b: Builder, name: str, args: Args) -> None:
             break
     while i < len(args) and _ASSIGN.match(args[i].value):
         b.part.plain_wrappers = False
+        b.plain = False
         b.add(Risk.EXEC, f"sets the variable {args[i].value.split('=')[0]}", b.offset + 1 + i)
         if args[i].variable:
             b.add(Risk.UNDECIDABLE, "a variable is set from a variable", b.offset + 1 + i)
@@ -105,17 +145,17 @@ def env(b: Builder, name: str, args: Args) -> None:
 
 def xargs(b: Builder, name: str, args: Args) -> None:
     b.part.plain_wrappers = False
-    takes = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"})
-    for i, w in enumerate(args[:-1]):
-        if w.value in ("-a", "--arg-file"):
-            b.arg(i + 1, args[i + 1], "read")
-    start = _skip_options(args, takes)
+    b.plain = False
+    b.add(Risk.EXEC, "xargs runs a command built from its input", b.offset)
+    parsed = check(b, name, _XARGS, args)
+    start = parsed.operands[0][0] if parsed.operands else len(args)
     inner = args[start:] or [Word("echo", "echo")]
     b.nested([*inner, Word("{input}", UNKNOWN, dynamic=True)], "xargs")
 
 
 def watch(b: Builder, name: str, args: Args) -> None:
     b.part.plain_wrappers = False
+    b.plain = False
     b.add(Risk.EXEC, "watch runs a command repeatedly", b.offset)
     start = _skip_options(args, frozenset({"-n", "--interval", "-d", "-q"}))
     rest = args[start:]
@@ -128,18 +168,22 @@ def watch(b: Builder, name: str, args: Args) -> None:
 
 
 def evaluate(b: Builder, name: str, args: Args) -> None:
+    b.plain = False
     if all(w.static for w in args):
-        b.nested_script(" ".join(w.value for w in args), name)
+        b.same_shell_script(" ".join(w.value for w in args), name)
     else:
         b.add(Risk.UNDECIDABLE, f"{name} runs a command line not known before running")
 
 
 def su(b: Builder, name: str, args: Args) -> None:
     b.part.plain_wrappers = False
+    b.plain = False
     b.add(Risk.EXEC, f"{name} runs a command as another user", b.offset)
     for i, w in enumerate(args[:-1]):
-        if w.value in ("-c", "--command"):
-            evaluate(b, "su -c", [args[i + 1]])
+        if w.value in ("-c", "--command") and args[i + 1].static:
+            b.nested_script(args[i + 1].value, "su -c")
+        elif w.value in ("-c", "--command"):
+            b.add(Risk.UNDECIDABLE, "su -c runs a command line not known before running")
 
 
 WRAPPERS: dict[str, Callable[[Builder, str, Args], None]] = {
