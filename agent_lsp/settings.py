@@ -312,8 +312,14 @@ def _keeps(rule: _Rule, value: Any, mine: Any) -> bool:
     return False
 
 
-def _guard(layer: dict[str, Any], mine: Mapping[str, Any], at: tuple[str, ...] = ()) -> list[str]:
-    """Drop from `layer` what widens the user's own settings `mine`; the dropped keys."""
+def _guard(
+    layer: dict[str, Any],
+    mine: Mapping[str, Any],
+    keep: Mapping[str, Any] | None = None,
+    at: tuple[str, ...] = (),
+) -> list[str]:
+    """Drop from `layer` what widens the user's own settings `mine` (putting back the value
+    `keep` has, the editor's start-up options); the dropped keys."""
     dropped: list[str] = []
     for key in list(layer):
         value, ref, here = layer[key], mine.get(key, mine), (*at, key)
@@ -321,20 +327,27 @@ def _guard(layer: dict[str, Any], mine: Mapping[str, Any], at: tuple[str, ...] =
             continue
         table, own = _table(value), _table(ref)
         if table is not None and own is not None:
-            dropped += _guard(table, own, here)
+            dropped += _guard(table, own, _table(keep.get(key)) if keep else None, here)
         elif not _keeps(untrusted_rule(here), value, ref):
             del layer[key]
+            if keep is not None and key in keep:
+                layer[key] = copy.deepcopy(keep[key])
             dropped.append(".".join(here))
     return dropped
 
 
 def _confine(
-    layer: dict[str, Any], mine: Mapping[str, Any], trusted: bool, warnings: list[str], src: str
+    layer: dict[str, Any],
+    mine: Mapping[str, Any],
+    trusted: bool,
+    warnings: list[str],
+    src: str,
+    keep: Mapping[str, Any] | None = None,
 ) -> None:
     """A layer the user did not write: widening keys only once trusted, and never a
     secret-looking name in `sandbox.passEnv` the user did not list themselves."""
     if not trusted:
-        warnings.extend(f"{src}: ignored {key} {_WHY}" for key in _guard(layer, mine))
+        warnings.extend(f"{src}: ignored {key} {_WHY}" for key in _guard(layer, mine, keep))
     sandbox = _table(layer.get("sandbox"))
     names = _names(sandbox.get("passEnv")) if sandbox is not None else None
     if sandbox is not None and names is not None:
@@ -412,8 +425,8 @@ def load_settings(
         _confine(project, mine, trusted, warnings, src)
         layers.append((src, project))
     if editor_updates is not None:
-        editor = _editor(editor_updates, _LATER, warnings)
-        _confine(editor, mine, trusted, warnings, _LATER)
+        started, editor = editor, _editor(editor_updates, _LATER, warnings)
+        _confine(editor, mine, trusted, warnings, _LATER, keep=started)
     layers += [("editor settings", editor), ("environment", env)]
 
     merged: dict[str, Any] = {}

@@ -212,6 +212,11 @@ def test_later_editor_settings_keep_what_the_user_started_with(repo: Path, user:
     dropped = load_settings(repo, started, {}, user_config=user, editor_updates={"maxSteps": 4})
     assert dropped.settings.permission_level.value == "L2"
     assert not dropped.settings.tests.run_on_save and dropped.warnings == []
+    moved = load_settings(
+        repo, started, {}, user_config=user, editor_updates={"model": {"name": "other"}}
+    )
+    assert moved.settings.model.name == "m"  # refused: the user's own start-up value stays
+    assert moved.warnings == [f"editor settings sent after start-up: ignored model.name {WHY}"]
 
 
 def test_later_editor_settings_apply_in_a_trusted_workspace(repo: Path, user: Path) -> None:

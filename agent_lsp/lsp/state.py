@@ -9,7 +9,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types as t
 
@@ -50,7 +50,12 @@ class AgentState:
             self._home: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # built outside a loop (tests): everything runs on this thread
             self._home = None
+        # initializationOptions are the user's (their editor config); what the editor sends
+        # later may come from the workspace's own settings: it may only restrict an untrusted
+        # workspace (see load_settings).
         self.options = options if isinstance(options, dict) else None
+        self.updates: dict[str, Any] | None = None
+        self._told: set[str] = set()  # warnings already logged: each is shown once
         self.model_factory = model_factory
         self.publisher = AgentDiagnostics(server)
         self.sessions: dict[Path, Session] = {}
@@ -82,7 +87,7 @@ class AgentState:
         root = root.resolve()
         if root in self.sessions:
             return
-        loaded = load_settings(root, self.options)
+        loaded = load_settings(root, self.options, editor_updates=self.updates)
         self._log_warnings(loaded.warnings)
         model = self.model_factory(loaded.settings) if self.model_factory else None
         session = Session(root, loaded.settings, model, extractor=ProcessExtractor())
@@ -101,6 +106,9 @@ class AgentState:
 
     def _log_warnings(self, warnings: Sequence[str]) -> None:
         for warning in warnings:
+            if warning in self._told:
+                continue
+            self._told.add(warning)
             self.server.window_log_message(
                 t.LogMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {warning}")
             )
@@ -114,12 +122,13 @@ class AgentState:
         self.suggestions.on_diagnostics(uri, diagnostics)
 
     def apply_editor_settings(self, options: Any) -> None:
-        """workspace/didChangeConfiguration: re-merge every source with the new editor layer."""
+        """workspace/didChangeConfiguration, workspace/configuration: re-merge every source with
+        the new editor layer (in an untrusted workspace it may restrict, never widen)."""
         section = options.get("agentLsp", options) if isinstance(options, dict) else None
         if isinstance(section, dict):
-            self.options = section
+            self.updates = cast("dict[str, Any]", section)
         for session in self.sessions.values():
-            loaded = load_settings(session.root, self.options)
+            loaded = load_settings(session.root, self.options, editor_updates=self.updates)
             self._log_warnings(loaded.warnings)
             session.update_settings(loaded.settings)
 
