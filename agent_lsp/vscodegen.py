@@ -7,6 +7,12 @@ Keys are `agentLsp.<camelCase path>`; type, enum, default, bounds and descriptio
 API keys only come from the environment or the user file. The extension's own settings
 (`agentLsp.server.*`, `agentLsp.trace.server`) are added here; the extension does not send them
 to the server.
+
+Every setting that an untrusted workspace may not widen (`agent_lsp.settings.untrusted_rule`:
+the level, the sandbox, every model key, extra roots, what runs by itself) and the server's
+command line get `"scope": "machine"`: VS Code then ignores them in workspace and folder settings
+(`.vscode/settings.json`, which a repository ships and the agent could write); only user
+settings set them. The rest is `"window"`.
 """
 
 from __future__ import annotations
@@ -20,11 +26,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_lsp.settings import Settings
+from agent_lsp.settings import Settings, untrusted_rule
 
 PREFIX = "agentLsp."
 TITLE = "agent-lsp"
 PACKAGE_JSON = Path(__file__).resolve().parent.parent / "editor-configs" / "vscode" / "package.json"
+USER_ONLY = "machine"  # VS Code ignores these in workspace and folder settings
 
 # JSON-schema keywords VS Code's settings editor understands and validates.
 _KEPT = (
@@ -45,7 +52,7 @@ EXTENSION_SETTINGS: dict[str, dict[str, Any]] = {
     "server.path": {
         "type": "string",
         "default": "agent-lsp",
-        "scope": "machine-overridable",
+        "scope": USER_ONLY,
         "markdownDescription": "The agent-lsp executable (a name on `PATH` or a full path). "
         "To run it from a Python environment instead, set this to that environment's `python` "
         'and `#agentLsp.server.args#` to `["-m", "agent_lsp", "serve"]`. Changing it restarts '
@@ -55,7 +62,7 @@ EXTENSION_SETTINGS: dict[str, dict[str, Any]] = {
         "type": "array",
         "items": {"type": "string"},
         "default": ["serve"],
-        "scope": "machine-overridable",
+        "scope": USER_ONLY,
         "markdownDescription": "Arguments for `#agentLsp.server.path#`. Changing them restarts "
         "the server. (Extension setting, not sent to the server.)",
     },
@@ -65,6 +72,7 @@ EXTENSION_SETTINGS: dict[str, dict[str, Any]] = {
         "default": "off",
         "markdownDescription": "Log the LSP messages between VS Code and agent-lsp in the "
         "agent-lsp output. (Extension setting, not sent to the server.)",
+        "scope": "window",
     },
 }
 
@@ -119,19 +127,23 @@ def _property(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, A
 _ORDER = ("type", "items", "enum", "default", *_KEPT, "markdownDescription", "scope", "order")
 
 
-def _schema_properties(model: type[BaseModel], prefix: str = "") -> dict[str, dict[str, Any]]:
+def _schema_properties(
+    model: type[BaseModel], prefix: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
     schema = model.model_json_schema(by_alias=True)
     defs: Mapping[str, Any] = schema.get("$defs", {})
     found: dict[str, dict[str, Any]] = {}
     for name, field in model.model_fields.items():
-        alias = field.alias or name
+        path = (*prefix, field.alias or name)
         if field.exclude:  # secrets (model.apiKey): never from the editor
             continue
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            found.update(_schema_properties(annotation, f"{prefix}{alias}."))
+            found.update(_schema_properties(annotation, path))
             continue
-        found[f"{prefix}{alias}"] = _property(schema["properties"][alias], defs)
+        prop = _property(schema["properties"][path[-1]], defs)
+        prop["scope"] = "window" if untrusted_rule(path) == "free" else USER_ONLY
+        found[".".join(path)] = prop
     return found
 
 

@@ -70,12 +70,57 @@ def test_rendered_settings_follow_the_schema() -> None:
         "minimum": 1,
         "maximum": 500,
         "markdownDescription": "Most model turns one task may take.",
+        "scope": "window",
         "order": properties["agentLsp.maxSteps"]["order"],
     }
     assert properties["agentLsp.model.temperature"]["type"] == ["number", "null"]
     assert properties["agentLsp.model.timeout"]["exclusiveMinimum"] == 0
     orders = [prop["order"] for prop in properties.values()]
     assert orders == list(range(len(properties)))
+
+
+def test_what_widens_the_agent_is_a_user_setting_only() -> None:
+    """VS Code ignores "machine" settings in workspace and folder settings: a repository's (or
+    the agent's) .vscode/settings.json cannot raise the level, turn the sandbox off, move the
+    model, add roots, run anything by itself, or pick the server's command line."""
+    properties = vscodegen.render()
+    user_only = {
+        key.removeprefix("agentLsp.") for key, p in properties.items() if p["scope"] == "machine"
+    }
+    for key in (
+        "server.path",
+        "server.args",
+        "permissionLevel",
+        "extraRoots",
+        "sandbox.enabled",
+        "sandbox.network",
+        "sandbox.passEnv",
+        "tests.runOnSave",
+        "lint.enabled",
+        "suggestions.enabled",
+        "memory.distill",
+    ):
+        assert key in user_only, key
+    assert {k for k in properties if k.startswith("agentLsp.model.")} <= {
+        f"agentLsp.{k}" for k in user_only
+    }
+    window = {
+        key.removeprefix("agentLsp.") for key, p in properties.items() if p["scope"] == "window"
+    }
+    assert window == {
+        "trace.server",
+        "applyMode",
+        "maxSteps",
+        "toolTimeout",
+        "editTimeout",
+        "maxTokens",
+        "tests.timeout",
+        "memory.maxInjected",
+        "memory.initStepTimeout",
+    }
+    assert user_only | window == {k.removeprefix("agentLsp.") for k in properties}
+    manifest = _manifest()["contributes"]["configuration"]["properties"]
+    assert manifest["agentLsp.permissionLevel"]["scope"] == "machine"  # as committed
 
 
 def test_defaults_validate_as_the_server_reads_them() -> None:
