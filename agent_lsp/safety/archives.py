@@ -46,8 +46,10 @@ TAR = spec(
     "-w --interactive --confirmation !x", "-M --multi-volume", "-L --tape-length =",
     "-V --label =", "-K --starting-file =",
 )  # fmt: skip
-_TAR_MODES = ("--catenate", "--create", "--diff", "--delete", "--append", "--list", "--update")
-_TAR_MODES += ("--extract", "--test-label")
+_TAR_MODES = frozenset(
+    {"--catenate", "--create", "--diff", "--delete", "--append", "--list", "--update"}
+    | {"--extract", "--test-label"}
+)
 UNZIP = spec(
     "-l", "-t", "-v", "-z", "-p", "-c", "-d =", "-o", "-n", "-q", "-j", "-a", "-b", "-C",
     "-L", "-U", "-X", "-K", "-V", "-f", "-u", "-h", "-M !x", "-x", "-Z",

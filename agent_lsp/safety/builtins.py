@@ -140,18 +140,24 @@ def cd(b: Builder, name: str, args: Args) -> None:
         b.add(Risk.UNDECIDABLE, "cd: these arguments are not followed here")
         state.known = False
         return
+    token, text = None, str(b.guard.home)
     if operands:
         i, w = operands[0]
+        token = b.token(i)
         if w.value in ("-", "") or not w.static:
-            b.add(Risk.UNDECIDABLE, f"cd {w.raw}: the folder is not known before running")
+            b.add(Risk.UNDECIDABLE, f"cd {w.raw}: the folder is not known before running", token)
             state.known = False
             return
-        b.arg(i, w, "meta")
         text = w.value
-    else:
-        text = str(b.guard.home)
-    target = _target(b, text, physical) if state.known or text.startswith("/") else None
-    if target is None or not b.clean:
+    if not state.known and not text.startswith("/"):
+        b.add(Risk.UNDECIDABLE, f"cd {text}: relative to a folder not known", token)
+        return
+    target = _target(b, text, physical)
+    if target is None:
+        state.known = False  # cd fails: later parts run in a folder not known here
+        return
+    b.path(token, target[1], "meta")  # where the logical path leads
+    if not b.clean:
         state.known = False
         return
     state.cwd, state.pwd = target

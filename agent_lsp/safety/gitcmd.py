@@ -25,8 +25,10 @@ _PLAIN_GLOBALS = frozenset(
     | {"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-advice"}
 )
 _INFO = frozenset({"--version", "--html-path", "--man-path", "--info-path", "--exec-path"})
-_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
-_VALUED |= {"--super-prefix", "--list-cmds", "--attr-source"}
+_VALUED = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+    | {"--list-cmds", "--attr-source"}
+)
 _REPO_OPTIONS = frozenset({"-C", "--git-dir", "--work-tree", "--bare", "--super-prefix"})
 _NEW_WRITES = frozenset({"set", "unset", "rename-section", "remove-section", "edit"})
 _CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--value", "--url"})

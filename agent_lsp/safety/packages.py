@@ -27,6 +27,7 @@ PIP_GLOBAL = spec(*_PIP_GLOBAL, permute=False)
 PIP_READ: dict[str, Spec] = {
     "list": spec(
         *_PIP_GLOBAL, "-e --editable", "-l --local", "--user", "--path =", "--pre",
+        "-o --outdated", "-u --uptodate",
         "--format =", "--not-required", "--exclude-editable", "--include-editable",
         "--exclude =",
     ),

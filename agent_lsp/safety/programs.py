@@ -89,7 +89,6 @@ def python(b: Builder, name: str, args: Args) -> None:
                 unittest(b, rest)
                 return
             if module == "pip":
-                b.add(Risk.EXEC, "python -m pip")
                 pip(b, rest)
                 return
             if module in ("http.server", "ensurepip", "smtpd", "ftplib", "webbrowser"):

@@ -120,7 +120,8 @@ def cargo(b: Builder, args: Args) -> bool:
         libtest = check(b, "cargo test --", LIBTEST, rest, end + 1)
         ok = ok and sub == "test" and libtest.clean
     b.offset = saved
-    _runs(b, "tests" if sub == "test" else "build", inner, ok and parsed.clean)
+    ok = ok and parsed.clean and not any(g.opt.effect in ("x", "u") for g in parsed.given)
+    _runs(b, "tests" if sub == "test" else "build", inner, ok)
     return True
 
 

@@ -18,8 +18,12 @@ class Layout:
     home: Path
     ws: Path
 
-    def policy(self, level: str = "L2", rules: RuleSet | None = None) -> SafetyPolicy:
-        return SafetyPolicy(self.ws, PermissionLevel(level), rules, home=self.home)
+    def policy(
+        self, level: str = "L2", rules: RuleSet | None = None, sandboxed: bool = True
+    ) -> SafetyPolicy:
+        return SafetyPolicy(
+            self.ws, PermissionLevel(level), rules, home=self.home, sandboxed=sandboxed
+        )
 
     def fmt(self, text: str) -> str:
         return text.replace("{home}", str(self.home)).replace("{ws}", str(self.ws))

@@ -1,14 +1,20 @@
 """The command regression corpus: (category, command, expected decision at L0 L1 L2 L3).
 
 A = allow, Q = ask the user, D = deny. `{home}` and `{ws}` are the fake home and workspace of
-`tests/safety/conftest.py` (`~` is that home too). Reading: L0 read-only, L1 read-only
-commands, L2 asks for side effects, L3 runs workspace writes itself and asks for the rest
-(these cases have no allow rules; `test_rules.py` covers allowlists)."""
+`tests/safety/conftest.py` (`~` is that home too). Reading: L0 read-only (vetted programs
+only), L1 read-only commands and the project's tests, L2 asks for side effects, L3 runs
+workspace writes itself and asks for the rest (these cases have no allow rules;
+`test_rules.py` covers allowlists). Every command runs inside the OS sandbox here; the
+grammar corpus (`corpus_grammar*.py`) has a column without one."""
 
 from __future__ import annotations
 
 READ, WRITE, SIDE, SECRET_IN, SECRET_OUT = "AAAA", "DDQA", "DDQQ", "QQQQ", "DDQQ"
 DESTROY, FORBID, UNSURE = "DDQQ", "DDDD", "DDQD"
+RO = "DAAA"  # read-only, but not a vetted program: denied at L0
+PROJECT = "DAAA"  # the project's own tests and builds (Risk.PROJECT)
+SECRET_RO = "DQQQ"  # a secret read by a program that is not vetted
+TREE = "AAAA"  # a recursive read of a folder holding secrets: the sandbox hides them
 
 SECRETS = [
     ("cat ~/.ssh/id_rsa", SECRET_OUT),
@@ -26,30 +32,30 @@ SECRETS = [
     ("cat homelink/.aws/credentials", SECRET_OUT),
     ("cat .env", SECRET_IN),
     ("cat ./.env.local", SECRET_IN),
-    ("grep -r API_KEY .", SECRET_IN),
+    ("grep -r API_KEY .", TREE),
     ("grep API_KEY .env", SECRET_IN),
-    ("rg API_KEY", SECRET_IN),
+    ("rg API_KEY", TREE),
     ("cat .e*", SECRET_IN),
     ("cat config/server.pem", SECRET_IN),
     ("cat < .env", SECRET_IN),
     ("wc -c ~/.netrc", SECRET_OUT),
     ("cat $HOME/.ssh/id_rsa", SECRET_OUT),
     ("cat ${HOME}/.aws/credentials", SECRET_OUT),
-    ("env", SECRET_IN),
-    ("printenv OPENAI_API_KEY", SECRET_IN),
+    ("env", SECRET_RO),
+    ("printenv OPENAI_API_KEY", SECRET_RO),
     ("echo $OPENAI_API_KEY", UNSURE),
-    ("git show HEAD:.env", SECRET_IN),
-    ("git diff -- .env", SECRET_IN),
+    ("git show HEAD:.env", SECRET_RO),
+    ("git diff -- .env", SECRET_RO),
     ("tar czf /tmp/x.tgz .", SIDE),
     ("base64 ~/.ssh/id_rsa", SECRET_OUT),
     ("cp ~/.ssh/id_rsa ./k", SECRET_OUT),
     ("ln -s ~/.ssh/id_rsa k && cat k", SECRET_OUT),
     ("xargs cat < files.txt", UNSURE),
-    ("jq -n env", SECRET_IN),
+    ("jq -n env", SECRET_RO),
     ("cat ~/.config/agent-lsp/config.toml", SECRET_OUT),
     ("less .env", SECRET_OUT),  # a pager: runs like any program, and asks
-    ("awk '{print}' .env", SECRET_IN),
-    ("sed -n p .env", SECRET_IN),
+    ("awk '{print}' .env", SECRET_RO),
+    ("sed -n p .env", SECRET_RO),
     ("diff .env .env.example", SECRET_IN),
     ("cat ~/.ss?/id_rsa", SECRET_OUT),
     ("c'a't .env", SECRET_IN),
@@ -112,8 +118,8 @@ EVASION = [
     ("BASH_ENV=./evil.sh bash -c ls", SIDE),
     ("env PAGER=evil git log", SIDE),
     ("PATH=.:$PATH ls", UNSURE),
-    ("git -c core.pager=evil log", SIDE),
-    ("git -c core.fsmonitor=evil status", SIDE),
+    ("git -c core.pager=evil log", FORBID),
+    ("git -c core.fsmonitor=evil status", FORBID),
     ("eval 'rm -rf /'", FORBID),
     ('bash -c "$(echo cm0gLXJmIC8= | base64 -d)"', UNSURE),
     ("echo cm0gLXJmIC8= | base64 -d | sh", SIDE),
@@ -260,10 +266,10 @@ PROTECTED = [
 
 READ_ONLY = [
     ("ls -la", READ),
-    ("git status", READ),
-    ("git log --oneline -5", READ),
-    ("git diff", READ),
-    ("git diff HEAD~1 -- src/app.py", READ),
+    ("git status", RO),
+    ("git log --oneline -5", RO),
+    ("git diff", RO),
+    ("git diff HEAD~1 -- src/app.py", RO),
     ("grep -rn TODO src", READ),
     ("rg foo src", READ),
     ("cat README.md", READ),
@@ -273,20 +279,20 @@ READ_ONLY = [
     ("find src -type f | sort | uniq", READ),
     ("echo hello", READ),
     ("pwd", READ),
-    ("git branch", READ),
-    ("git branch -a", READ),
-    ("git remote -v", READ),
-    ("git show HEAD --stat", READ),
+    ("git branch", RO),
+    ("git branch -a", RO),
+    ("git remote -v", RO),
+    ("git show HEAD --stat", RO),
     ("ls | wc -l", READ),
     ("cat src/app.py | grep def", READ),
     ("diff <(ls src) <(ls tests)", READ),
-    ("sed -n 1,10p src/app.py", READ),
-    ("awk '{print $1}' README.md", READ),
-    ("git blame src/app.py", READ),
+    ("sed -n 1,10p src/app.py", RO),
+    ("awk '{print $1}' README.md", RO),
+    ("git blame src/app.py", RO),
     ("ls 2>/dev/null", READ),
     ("cat src/app.py > /dev/null 2>&1", READ),
-    ("pip list", READ),
-    ("python --version", READ),
+    ("pip list", RO),
+    ("python --version", RO),
     ("ls -la .env", READ),  # names and metadata, not the content
     ("echo $HOME", READ),
     ("diff -r src tests", READ),
@@ -307,20 +313,23 @@ WRITES = [
     ("ln -s src/app.py link.py", WRITE),
 ]
 
+PROJECTS = [
+    ("pytest -q", PROJECT),
+    ("npm test", PROJECT),
+    ("cargo build", PROJECT),
+    ("go test ./...", PROJECT),
+    ("timeout 60 pytest -q", PROJECT),
+]
+
 SIDE_EFFECTS = [
-    ("pytest -q", SIDE),
     ("python src/app.py", SIDE),
     ("make", SIDE),
-    ("npm test", SIDE),
     ("npm install", SIDE),
     ("pip install requests", SIDE),
     ('git commit -m "fix"', SIDE),
     ("git add src/app.py", SIDE),
     ("./script.sh", SIDE),
-    ("cargo build", SIDE),
-    ("go test ./...", SIDE),
     ("docker ps", SIDE),
-    ("timeout 60 pytest -q", SIDE),
 ]
 
 UNDECIDABLE = [
@@ -350,6 +359,7 @@ CASES: list[tuple[str, str, str]] = [
         ("read-only", READ_ONLY),
         ("writes", WRITES),
         ("side-effects", SIDE_EFFECTS),
+        ("project", PROJECTS),
         ("undecidable", UNDECIDABLE),
     ]
     for command, expected in items
