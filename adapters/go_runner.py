@@ -8,14 +8,13 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from adapters import gojson_tee
 from adapters.go_parse import build_go_report
 from adapters.results import TestReport, environment_report
-from adapters.shell import Shell
+from adapters.shell import Shell, scratch_dir
 
 __all__ = ["GoTestRunner", "go_env", "go_targets", "module_path"]
 
@@ -124,7 +123,7 @@ class GoTestRunner:
             flags.append(f"-timeout={max(1.0, timeout * 0.9 - 2):.1f}s")
         if run is not None:
             flags += ["-run", run]
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-go-"))
+        tmpdir = scratch_dir(shell, "agent-lsp-go-")
         events = tmpdir / "events.jsonl"
         argv = (sys.executable, gojson_tee.__file__, str(events), "go", "test", *flags, *packages)
         try:

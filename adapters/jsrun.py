@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters.jsreport import build_js_report
 from adapters.node import NodeProject, node_env, node_project
 from adapters.results import TestReport, environment_report
-from adapters.shell import Shell
+from adapters.shell import Shell, scratch_dir
 
 # (the project, a scratch folder) -> (argv, where the runner writes its JSON report)
 BuildCommand = Callable[[NodeProject, Path], tuple[Sequence[str], Path]]
@@ -35,7 +34,7 @@ async def run_js_tests(
     hint = project.setup_hint(runner, run_root)
     if hint is not None:
         return environment_report(runner, hint)
-    tmpdir = Path(tempfile.mkdtemp(prefix=f"agent-lsp-{runner}-"))
+    tmpdir = scratch_dir(shell, f"agent-lsp-{runner}-")
     try:
         argv, report_file = build(project, tmpdir)
         env = node_env()

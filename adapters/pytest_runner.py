@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import re
 import shutil
-import tempfile
 import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -16,7 +15,7 @@ from pathlib import Path
 from adapters.locate import innermost
 from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
-from adapters.shell import Shell
+from adapters.shell import Shell, scratch_dir
 
 __all__ = ["PytestRunner"]
 
@@ -69,7 +68,7 @@ class PytestRunner:
     ) -> TestReport:
         """Run pytest in ``run_root`` with ``project_root``'s interpreter."""
         env_info = python_env(project_root, self._python)
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-junit-"))
+        tmpdir = scratch_dir(shell, "agent-lsp-junit-")
         junit = tmpdir / "junit.xml"
         argv = (
             env_info.python,

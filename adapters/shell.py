@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 
 from adapters.results import CommandResult
 
-__all__ = ["PosixShell", "ScriptShell", "Shell", "default_shell", "execute"]
+__all__ = ["PosixShell", "ScriptShell", "Shell", "default_shell", "execute", "scratch_dir"]
 
 _CHUNK = 64 * 1024
 _TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -222,6 +223,14 @@ class PosixShell:
         """Run ``command`` with ``bash --noprofile --norc -c`` (``sh -c`` without bash)."""
         argv = self.script_argv(command, env)
         return await self.run(argv, cwd=cwd, timeout=timeout, env=env)
+
+
+def scratch_dir(shell: object, prefix: str) -> Path:
+    """A new temporary folder the programs `shell` runs can write (reports, event logs). A
+    sandboxed shell names the place with a ``scratch_root`` attribute; others get the system's
+    temporary folder. The caller removes it."""
+    base = getattr(shell, "scratch_root", None)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 def default_shell() -> ScriptShell:

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -17,7 +16,7 @@ from adapters import unittest_main
 from adapters.locate import innermost, project_path
 from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
-from adapters.shell import Shell
+from adapters.shell import Shell, scratch_dir
 
 __all__ = ["UnittestRunner", "dotted_targets", "test_id_from_dotted"]
 
@@ -118,7 +117,7 @@ class UnittestRunner:
     ) -> TestReport:
         """Discover (or load ``targets``) and run with a recording result class."""
         env_info = python_env(project_root, self._python)
-        tmpdir = Path(tempfile.mkdtemp(prefix="agent-lsp-unittest-"))
+        tmpdir = scratch_dir(shell, "agent-lsp-unittest-")
         out = tmpdir / "results.json"
         script = unittest_main.__file__
         argv = (env_info.python, script, str(out), *dotted_targets(targets))

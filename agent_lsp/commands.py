@@ -6,8 +6,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from adapters import PosixShell, describe_project, detect_toolchain
+from adapters import describe_project, detect_toolchain
 from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
 from agent_lsp.settings import load_settings
@@ -89,7 +90,9 @@ async def test(root: Path, targets: Sequence[str]) -> int:
     if adapter is None:
         _err(f"agent-lsp: {describe_project(root)}")
         return EXIT_USAGE
-    report = await adapter.run(root, root, list(targets), shell=PosixShell(), timeout=600)
+    loaded = load_settings(root)
+    shell = Session(root, loaded.settings).confined(writable=(root.resolve(),))
+    report = await adapter.run(root, root, list(targets), shell=shell, timeout=600)
     print(format_report(report), flush=True)
     return EXIT_OK if report.ok else EXIT_NOT_DONE
 
@@ -104,6 +107,16 @@ async def doctor(root: Path) -> int:
     model = loaded.settings.model
     print(f"agent-lsp {__version__}")
     print(f"project: {root}\n  {describe_project(root)}")
+    safety = build_policy(root.resolve(), loaded.settings)
+    status = safety.sandbox.status()
+    if status.available:
+        print(f"sandbox: {status.mode}: commands, tests and git run confined")
+    else:
+        print(
+            f"sandbox: NONE ({status.reason}): every command but a few vetted read-only ones "
+            "asks, and the tests ask once per task. Install bubblewrap to run them confined."
+        )
+    print(f"workspace: {'trusted' if safety.trusted else 'not trusted (agent-lsp trust)'}")
     print(f"model: {model.name} at {model.base_url}")
     print(f"  API key: {'set' if model.api_key else 'not set'}")
     for warning in loaded.warnings:

@@ -14,6 +14,19 @@ BUG = "    return sum(values) / (len(values) + 1)\n"
 FIX = "    return sum(values) / len(values)\n"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_sandbox_homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Sandboxed programs get a private home per workspace under XDG_CACHE_HOME: keep the
+    suite's many temporary workspaces out of the real cache folder."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:

@@ -8,13 +8,14 @@ from pathlib import Path
 import git
 import pytest
 
-from adapters import PosixShell
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.messages import ToolCall, ToolStatus
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import ALLOW_ONCE, ALWAYS_ALLOW, DENY, CommandPolicy
+from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.risk import Action
+from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.task import DiagnosticInfo
 from agent_lsp.tools import (
     GetDiagnosticsTool,
@@ -127,7 +128,8 @@ def test_command_classification(tree: Path) -> None:
 async def test_run_command_asks_for_side_effects(tree: Path) -> None:
     channel = RecordingChannel()
     ws = Workspace(tree, channel)
-    box = ToolBox([RunCommandTool(ws, PosixShell(), CommandPolicy(channel), 10)], 30, 60)
+    shell = ConfinedShell(Sandbox(), Confinement(writable=(tree,), visible=(tree,)))
+    box = ToolBox([RunCommandTool(ws, shell, CommandPolicy(channel), 10)], 30, 60)
     listed = await call(box, "run_command", command="ls pkg")
     assert listed.output == "a.py\nb.py\n" and listed.metadata["decided_by"] == "policy: read-only"
     denied = await call(box, "run_command", command="touch made.txt")  # no answer = deny

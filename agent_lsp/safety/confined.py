@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +40,15 @@ class ConfinedShell:
         self.sandbox = sandbox
         self.confinement = confinement
         self.inner = inner or PosixShell()
+        self._scratch: Path | None = None
+
+    @property
+    def scratch_root(self) -> Path:
+        """Where the adapters make their temporary folders (`adapters.shell.scratch_dir`):
+        writable inside the sandbox, outside its private /tmp."""
+        if self._scratch is None or not self._scratch.is_dir():
+            self._scratch = Path(tempfile.mkdtemp(prefix="agent-lsp-scratch-"))
+        return self._scratch
 
     @property
     def max_output_bytes(self) -> int:
@@ -51,7 +61,9 @@ class ConfinedShell:
     def but(self, **changes: object) -> ConfinedShell:
         """The same shell with some of the confinement changed (`network=True`, ...)."""
         confinement = replace(self.confinement, **changes)  # pyright: ignore[reportArgumentType]
-        return ConfinedShell(self.sandbox, confinement, self.inner)
+        shell = ConfinedShell(self.sandbox, confinement, self.inner)
+        shell._scratch = self._scratch
+        return shell
 
     def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         home = self.sandbox.home
@@ -74,10 +86,11 @@ class ConfinedShell:
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
         environ = self.environment(env)
+        confinement = self.confinement
+        if self._scratch is not None:
+            confinement = replace(confinement, scratch=(*confinement.scratch, self._scratch))
         try:
-            wrapped = await asyncio.to_thread(
-                self.sandbox.wrap, argv, cwd, self.confinement, environ
-            )
+            wrapped = await asyncio.to_thread(self.sandbox.wrap, argv, cwd, confinement, environ)
         except SandboxError as exc:
             return CommandResult(tuple(argv), 126, f"not run: {exc}", False, False, 0, 0.0)
         if wrapped is None:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import adapters
 from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, is_secret_path
 
 __all__ = ["TOOLCHAIN_DIRS", "private_home", "toolchain_dirs"]
@@ -94,7 +95,8 @@ def toolchain_dirs(
     for key in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "NVM_DIR", "VOLTA_HOME"):
         if environ.get(key):
             wanted.append(Path(environ[key]))
-    wanted += [Path(sys.prefix), Path(sys.base_prefix), *extra]
+    # agent-lsp's own interpreter and the adapters' helper scripts (gojson_tee, unittest_main)
+    wanted += [Path(sys.prefix), Path(sys.base_prefix), Path(adapters.__file__).parent, *extra]
     out: list[Path] = []
     for path in wanted:
         real = Path(os.path.realpath(path))

@@ -84,6 +84,7 @@ class Confinement:
     visible: tuple[Path, ...] = ()  # folders whose secret files are hidden (the workspace…)
     network: bool = False
     show_secrets: bool = False  # the user allowed this command to read secret files
+    scratch: tuple[Path, ...] = ()  # agent-lsp's own temporary folders (reports), writable
 
 
 def scrub_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -237,9 +238,14 @@ class Sandbox:
         for sock in _sockets():
             args += ["--ro-bind", "/dev/null", str(sock)]
         writable = [Path(os.path.realpath(p)) for p in confinement.writable]
+        for top in dict.fromkeys(Path(os.path.realpath(p)) for p in confinement.visible):
+            if top.is_dir() and top not in writable:  # shown again above /tmp and the home
+                args += ["--ro-bind", str(top), str(top)]
         for top in dict.fromkeys(writable):
             if top.is_dir():
                 args += ["--bind", str(top), str(top)]
+        for top in confinement.scratch:
+            args += ["--bind", str(top), str(top)]
         for top in dict.fromkeys(writable):
             args += _read_only(top)
         home = Path(os.path.realpath(self.home))

@@ -73,7 +73,10 @@ def build_policy(
         extra_writable=tuple(roots),
         home=home or Path.home(),
     )
+    if notice := sandbox.notice():  # once per process and reason
+        messages.append(notice)
+    status = sandbox.status()
     engine = SafetyPolicy(
-        root, level, rules, roots, home, sandboxed=sandbox.available, trusted=trusted
+        root, level, rules, roots, home, sandboxed=status.available, trusted=trusted
     )
     return PolicySetup(engine, sandbox, messages, trusted)

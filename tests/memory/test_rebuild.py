@@ -103,6 +103,7 @@ async def test_rules_state_and_project_steps_reach_the_model(
     channel = RecordingChannel()
     channel.answers = [ALLOW_ONCE, ALLOW_ONCE, DENY]
     session = make_session(plain, fake_openai.base_url)
+    session.safety.engine.trusted = True  # project steps run only in a trusted workspace
     task = Task(kind=TaskKind.TASK, instruction="tidy pkg/tool.py", path="pkg/tool.py")
     outcome = await session.run_task(task, channel)
     await session.aclose()
@@ -271,6 +272,7 @@ async def test_project_steps_are_decided_by_the_tasks_own_policy(
     channel = RecordingChannel()
     channel.answers = [ALLOW_ONCE, ALLOW_ONCE]  # would let both run if anything asked
     session = make_session(plain, fake_openai.base_url)
+    session.safety.engine.trusted = True  # project steps run only in a trusted workspace
     task = Task(kind=TaskKind.TASK, instruction="tidy app.py", path="app.py")
     outcome = await session.run_task(task, channel)
     await session.aclose()
@@ -288,3 +290,22 @@ async def test_project_steps_are_decided_by_the_tasks_own_policy(
         "policy: denied (.agent-lsp/policy.toml deny #1: deny command "
         "'.agent-lsp/init.d/S06-wipe.sh')"
     )
+
+
+async def test_an_untrusted_workspace_runs_none_of_its_steps(
+    plain: Path, fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    canary = tmp_path / "canary"
+    initd = plain / ".agent-lsp" / "init.d"
+    initd.mkdir(parents=True)
+    write_step(initd, "S05-evil.sh", f"echo ran > {canary}")
+    fake_openai.script(Reply("Nothing to do."))
+    channel = RecordingChannel()
+    channel.answers = [ALLOW_ONCE]
+    session = make_session(plain, fake_openai.base_url)
+    assert not session.safety.trusted
+    await session.run_task(Task(kind=TaskKind.TASK, instruction="look"), channel)
+    await session.aclose()
+    assert not canary.exists() and channel.answers == [ALLOW_ONCE]  # not even asked
+    context = system_of(fake_openai.requests[0])
+    assert "init.d: the project's steps run only in a trusted workspace" in context

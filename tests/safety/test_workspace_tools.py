@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from adapters import PosixShell
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.messages import ToolCall, ToolResult, ToolStatus
 from agent_lsp.permissions import ALLOW_ONCE, CommandPolicy
+from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.rules import RuleSet
-from agent_lsp.safety.sandbox import Sandbox
+from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.safety.tools import guard_tools
 from agent_lsp.tools import (
     EditFileTool,
@@ -70,7 +70,7 @@ def box(
         SearchTextTool(ws),
         GitDiffTool(ws),
         GetDiagnosticsTool(ws, DiagnosticStore()),
-        RunCommandTool(ws, PosixShell(), gate, 10, Sandbox(enabled=False)),
+        RunCommandTool(ws, ConfinedShell(Sandbox(enabled=False), Confinement()), gate, 10),
     ]
     return ToolBox(guard_tools(tools, gate), 30, 60)  # type: ignore[arg-type]
 
