@@ -72,6 +72,7 @@ def build_policy(
         network=settings.sandbox.network,
         extra_writable=tuple(roots),
         home=home or Path.home(),
+        pass_env=tuple(settings.sandbox.pass_env),
     )
     if notice := sandbox.notice():  # once per process and reason
         messages.append(notice)
