@@ -2,18 +2,23 @@
 
 Python is compiled in process; JavaScript (.js/.mjs/.cjs) goes through `node --check` and Go
 through `gofmt -e`, on a temporary copy, when the tool is installed (otherwise the check is
-skipped). A checker that fails to start or to answer in time counts as "no error".
+skipped), confined like every program the agent runs (a `node` first on `PATH` may be the
+project's own). A checker that fails to start or to answer in time counts as "no error".
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from adapters.shell import scratch_dir
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement, Sandbox
 
 CHECK_TIMEOUT = 10.0  # seconds
 JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs"})
@@ -75,14 +80,18 @@ async def _checked(
     exe = shutil.which(argv[0])
     if exe is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="agent-lsp-syntax-") as folder:
-        target = Path(folder) / name
+    shell = _checker_shell()
+    folder = scratch_dir(shell, "agent-lsp-syntax-")
+    try:
+        target = folder / name
         await asyncio.to_thread(_write, target, text)
-        result = await _run((exe, *argv[1:], str(target)))
-        if result is None or result[0] == 0:
-            return None
-        first = next((line for line in result[1].splitlines() if line.strip()), "failed")
-        return parse(result[1], target) or f"{argv[0]}: {first.replace(str(target), name)}"
+        result = await shell.run((exe, *argv[1:], str(target)), cwd=folder, timeout=CHECK_TIMEOUT)
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+    if result.timed_out or result.exit_code in (None, 0, 126, 127):
+        return None
+    first = next((line for line in result.output.splitlines() if line.strip()), "failed")
+    return parse(result.output, target) or f"{argv[0]}: {first.replace(str(target), name)}"
 
 
 def _write(target: Path, text: str) -> None:
@@ -90,27 +99,10 @@ def _write(target: Path, text: str) -> None:
         fh.write(text)
 
 
-async def _run(argv: tuple[str, ...]) -> tuple[int, str] | None:
-    """Exit code and stderr, or None when the checker cannot start or takes too long."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError:
-        return None
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), CHECK_TIMEOUT)
-    except TimeoutError:
-        return None
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    return proc.returncode or 0, err.decode("utf-8", errors="replace")
+@functools.cache
+def _checker_shell() -> ConfinedShell:
+    """Sees nothing of the workspace, writes only its own scratch folder."""
+    return ConfinedShell(Sandbox(), Confinement())
 
 
 def _node_message(stderr: str, target: Path) -> str | None:
