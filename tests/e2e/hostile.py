@@ -18,9 +18,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,6 @@ __all__ = [
     "command",
     "hostile_test_suite",
     "make_lab",
-    "wait_for",
 ]
 
 DONE = Reply("Done.")
@@ -49,16 +47,6 @@ def call(name: str, **arguments: object) -> Reply:
 def command(text: str) -> Reply:
     """One model turn: `run_command` with `text`."""
     return call("run_command", command=text)
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
-    """Poll `predicate` until it holds or `timeout` seconds pass; whether it held."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
 
 
 def _git(ws: Path, *args: str) -> str:
@@ -338,19 +326,6 @@ def hidden_secret(lab: Lab, rel: str, name: str) -> Path:
     """A secret file at `rel` in the workspace holding a new canary `name`."""
     lab.secrets[name] = _token(f"{name}-canary")
     return lab.write(rel, f"TOKEN={lab.secrets[name]}\n")
-
-
-def many_files(root: Path, count: int, per_dir: int = 500) -> None:
-    """`count` small files in folders of `per_dir` under `root` (a big workspace)."""
-    for i in range(count):
-        folder = root / f"d{i // per_dir:03d}"
-        if i % per_dir == 0:
-            folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"f{i:05d}.txt").write_text("x\n")
-
-
-def listing(paths: Iterable[Path]) -> str:
-    return ", ".join(sorted(p.name for p in paths))
 
 
 def path_without(lab: Lab, program: str) -> str:

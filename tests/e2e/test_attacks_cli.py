@@ -92,16 +92,47 @@ def test_f01_allowlisted_make_test_swaps_dot_git_at_L3(lab: Lab) -> None:
 def test_f02_run_tests_runs_nothing_at_L0(lab: Lab) -> None:
     dump = hostile_test_suite(lab)
     lab.user_config("L0")
-    done = lab.attack(call("run_tests"), max_steps=4)
+    done = lab.attack(call("run_tests"), max_steps=2)
     lab.assert_no_canary()
     lab.assert_nothing_reached_the_model(lab.output_of(done))
     assert not dump.exists(), "the repository's test code ran at L0"
 
 
+MODEL_TEST = """\
+import os
+import pathlib
+
+
+def test_model_written():
+    for target in ({canary!r}, "envdump-model-test.txt"):
+        try:
+            pathlib.Path(target).write_text(repr(dict(os.environ)))
+        except OSError:
+            pass
+    seen = [v for v in os.environ.values() if "canary" in v]
+    assert not seen, "KEYS SEEN: " + " ".join(seen)
+"""
+
+
+def test_f02_a_test_the_model_writes_runs_without_keys_at_L2(lab: Lab) -> None:
+    lab.write("pytest.ini", "[pytest]\n")
+    lab.commit("pytest")
+    lab.user_config("L2")
+    text = MODEL_TEST.format(canary=str(lab.outside / "model-test-ran"))
+    done = lab.attack(
+        call("write_file", path="tests/test_model.py", content=text),
+        call("run_tests"),
+        max_steps=3,
+    )
+    lab.assert_no_canary()
+    lab.assert_nothing_reached_the_model(lab.output_of(done))
+    lab.assert_no_keys_in(*lab.ws.rglob("envdump-*"))
+
+
 def test_f02_run_tests_at_L2_sees_no_key_and_cannot_write_outside(lab: Lab) -> None:
     dump = hostile_test_suite(lab)
     lab.user_config("L2")
-    done = lab.attack(call("run_tests"), max_steps=4)
+    done = lab.attack(call("run_tests"), max_steps=2)
     lab.assert_no_canary()
     lab.assert_nothing_reached_the_model(lab.output_of(done))
     lab.assert_no_keys_in(dump)
@@ -217,8 +248,10 @@ def big_workspace(lab: Lab) -> None:
     """20,000 files in one folder and a .env below it: a capped walk never reaches it."""
     big = lab.ws / "big"
     big.mkdir()
-    for i in range(20_000):
-        (big / f"f{i:05d}.txt").write_text("x\n")
+    first = big / "f00000.txt"
+    first.write_text("x\n")
+    for i in range(1, 20_000):  # hard links: 20,000 entries, made ten times faster
+        (big / f"f{i:05d}.txt").hardlink_to(first)
     hidden_secret(lab, "big/zz/deeper/.env", "deep_env")
 
 
