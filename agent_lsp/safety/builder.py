@@ -119,6 +119,12 @@ class Builder:
     def add(self, risk: Risk, reason: str, token: int | None = None) -> None:
         self.part.findings.append(Finding(risk, reason, token))
 
+    def inside(self, path: Path) -> bool:
+        """Whether `path` (links resolved) lies in the workspace or an extra root: a cheap
+        test for programs found on PATH (most are in /usr/bin)."""
+        real = os.path.realpath(path)
+        return any(real == str(r) or real.startswith(str(r) + os.sep) for r in self.guard.roots)
+
     def token(self, idx: int) -> int:
         """The part's argv index of the current program's argument `idx`."""
         return self.offset + 1 + idx
@@ -250,7 +256,7 @@ class Builder:
         tree = mode in ("tree", "follow")
         if res.secret and mode not in ("meta", "walk"):
             self._finding(Risk.SECRET, f"reads the secret file {shown}", token, res)
-        elif mode != "meta" and res.inside and res.path.is_dir():
+        elif mode in ("tree", "follow", "walk") and res.inside and res.path.is_dir():
             info = self.host.tree(res.path, mode in ("follow", "walk"))
             if tree and info.secrets:
                 self._finding(

@@ -87,6 +87,11 @@ def wait(b: Builder, name: str, args: Args) -> None:
     for i, w in enumerate(args):
         if w.value.startswith("-p"):
             b.add(Risk.EXEC, "wait -p sets a variable", b.token(i))
+            target = (i, Word(w.raw, w.value[2:], w.dynamic)) if w.value != "-p" else None
+            if target is None and i + 1 < len(args):
+                target = (i + 1, args[i + 1])
+            if target is not None:
+                _names(b, "wait -p", [target])
         elif not (w.value in ("-n", "-f") or re.fullmatch(r"%?[0-9]+|%[%+-]", w.value)):
             b.add(Risk.UNDECIDABLE, f"wait {w.raw}: not a job", b.token(i))
     b.vet = True

@@ -110,7 +110,7 @@ def dispatch(b: Builder, prog: str, args: Args) -> None:
         b.part.aliases.append([name, *(w.value for w in args)])
     name = "python" if _PY.fullmatch(name) else _ALIASES.get(name, name)
     found = b.host.lookup(name, b.cwd) if b.state.known else None
-    if found is not None and b.guard.describe(found).inside:
+    if found is not None and b.inside(found):
         b.add(Risk.EXEC, f"{name} is a program inside the workspace ({found})", b.offset)
     handler = HANDLERS.get(name)
     if name.startswith("mkfs") or name in FORBIDDEN:

@@ -29,7 +29,8 @@ _JS_OPTIONS = spec("-s --silent", "--if-present", "--loglevel =", "-q --quiet", 
 
 def _runs(b: Builder, what: str, parsed: Parsed, ok: bool) -> None:
     """The PROJECT finding when everything was known, else EXEC; the folder it runs in."""
-    b.path(None, ".", "read")
+    if not (b.state.known and b.inside(b.cwd)):
+        b.path(None, ".", "read")  # undecidable or outside
     if ok and parsed.clean and not any(g.opt.effect in ("x", "u") for g in parsed.given):
         b.add(Risk.PROJECT, f"runs the project's {what}")
     else:

@@ -63,3 +63,9 @@ def make_layout(base: Path) -> Layout:
 @pytest.fixture
 def layout(tmp_path: Path) -> Layout:
     return make_layout(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def shared_layout(tmp_path_factory: pytest.TempPathFactory) -> Layout:
+    """One layout for a module's read-only tests (the corpora: nothing runs)."""
+    return make_layout(tmp_path_factory.mktemp("shared"))

@@ -24,7 +24,10 @@ def test_the_corpus_is_big_enough_in_every_category() -> None:
     CASES,
     ids=[f"{c}:{cmd[:50]!r}" for c, cmd, _ in CASES],
 )
-def test_decision_per_level(layout: Layout, category: str, command: str, expected: str) -> None:
+def test_decision_per_level(
+    shared_layout: Layout, category: str, command: str, expected: str
+) -> None:
+    layout = shared_layout
     text = layout.fmt(command)
     got = "".join(
         CODE[layout.policy(level).command(text).action] for level in ("L0", "L1", "L2", "L3")

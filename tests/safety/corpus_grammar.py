@@ -1,0 +1,263 @@
+"""The allow-grammar regression corpus, part 1: commands that run code and reads outside the
+workspace that the old classifier took for read-only. Each case is (category, command,
+(decisions L0..L3 inside the OS sandbox, decisions L0..L3 without one)); A allow, Q ask,
+D deny. `{home}`/`{ws}` and the files are those of `tests/safety/conftest.py`."""
+
+from __future__ import annotations
+
+Case = tuple[str, str, tuple[str, str]]
+
+# (sandboxed, no sandbox)
+VET = ("AAAA", "AAAA")  # a vetted read-only program
+RO = ("DAAA", "DQQQ")  # read-only, not vetted
+EXEC = ("DDQQ", "DDQQ")  # runs code or a program: asks
+WRITE = ("DDQA", "DDQQ")  # writes inside the workspace
+OUT = ("DDQQ", "DDQQ")  # reads or writes outside the workspace
+UNSURE = ("DDQD", "DDQD")  # undecidable
+FORBID = ("DDDD", "DDDD")
+SECRET = ("QQQQ", "QQQQ")  # a vetted program reads a secret of the workspace
+SECRET_RO = ("DQQQ", "DQQQ")  # ... a program that is not vetted
+TREE = ("AAAA", "QQQQ")  # a vetted recursive read of a folder holding secrets
+TREE_RO = ("DAAA", "QQQQ")
+
+INTERPRETERS = [
+    ("python3 help", EXEC),
+    ("python help", EXEC),
+    ("python3 version", EXEC),
+    ("python3.12 help", EXEC),
+    ("node version", EXEC),
+    ("node help", EXEC),
+    ("nodejs version", EXEC),
+    ("perl help", EXEC),
+    ("ruby help", EXEC),
+    ("php help", EXEC),
+    ("lua help", EXEC),
+    ("Rscript help", EXEC),
+    ("bun help", EXEC),
+    ("python3 ./help", EXEC),
+    ("python3 'help'", EXEC),
+    ('python3 "version"', EXEC),
+    ("/usr/bin/python3 help", EXEC),
+    ("timeout 5 python3 help", EXEC),
+    ("env python3 help", EXEC),
+    ("nice -n 5 node version", EXEC),
+    ("command perl help", EXEC),
+    ("bash -c 'python3 help'", EXEC),
+    ("echo $(python3 help)", EXEC),
+    ("cat README.md | python3 help", EXEC),
+    ("python3 -V help", EXEC),
+    ("python3 --version help", EXEC),
+    ("python3 -E -s help", EXEC),
+    ("python3 -v", EXEC),  # verbose, then code from stdin
+    ("node -v", EXEC),  # the version for node, but not one of the three forms
+    ("ruby -v", EXEC),
+    ("perl -v", EXEC),
+    ("php -v", EXEC),
+    ("python3 -", EXEC),
+    ("python3 -i", EXEC),
+    ("python3 -V", RO),
+    ("python3 --version", RO),
+    ("python3 --help", RO),
+    ("node --version", RO),
+    ("perl --version", RO),
+    ("/usr/bin/ruby --version", RO),
+    ("timeout 5 python3 --version", RO),
+    ("python3 -c 'print(1)'", EXEC),
+    ("python3 -c 'import os; print(os.environ)'", EXEC),
+]
+
+SED = [
+    ("sed -e'1e id' README.md", EXEC),
+    ("sed -e '1e id' README.md", EXEC),
+    ("sed --expression='1e id' README.md", EXEC),
+    ("sed --expression '1e id' README.md", EXEC),
+    ("sed --expr='1e id' README.md", EXEC),
+    ("sed --ex '1e id' README.md", EXEC),
+    ("sed -ne'1e id' README.md", EXEC),
+    ("sed -n -e p -e '1e id' README.md", EXEC),
+    ("sed '1e' README.md", EXEC),
+    ("sed 'e id' README.md", EXEC),
+    ("sed '$!e id' README.md", EXEC),
+    ("sed '/x/e id' README.md", EXEC),
+    ("sed 'p;e id' README.md", EXEC),
+    ("sed ':a;e id' README.md", EXEC),
+    ("sed 'b end; e id' README.md", EXEC),
+    ("sed '1{\ne id\n}' README.md", EXEC),
+    ("sed 's/a/b/e' README.md", EXEC),
+    ("sed 's/a/b/ge' README.md", EXEC),
+    ("sed 's|a|b|e' README.md", EXEC),
+    ("sed -E 's/(a)/\\1/e' README.md", EXEC),
+    ('sed "s/a/b/e" README.md', EXEC),
+    ("/usr/bin/sed -e '1e id' README.md", EXEC),
+    ("timeout 5 sed -e '1e id' README.md", EXEC),
+    ("bash -c \"sed -e '1e id' README.md\"", EXEC),
+    ("sed 's/a/b/w out.txt' README.md", WRITE),
+    ("sed 'w out.txt' README.md", WRITE),
+    ("sed -n '/x/w out.txt' README.md", WRITE),
+    ("sed 's/a/b/w ~/.bashrc' README.md", FORBID),
+    ("sed 'W /tmp/x' README.md", OUT),
+    ("sed '1w .git/hooks/pre-commit' README.md", FORBID),
+    ("sed 'r /etc/passwd' README.md", OUT),
+    ("sed '$r /etc/shadow' README.md", OUT),
+    ("sed '1r ~/.ssh/id_rsa' README.md", OUT),
+    ("sed 'R .env' README.md", SECRET_RO),
+    ("sed 'r README.md' files.txt", RO),
+    ("sed 'a hello; e id' README.md", RO),  # GNU: the text runs to the end of the line
+    ("sed 's/[/]/x/' README.md", UNSURE),  # seds disagree on a delimiter in brackets
+    ("sed 'L' README.md", EXEC),  # not a command known to be safe
+    ("sed -f script.sed README.md", EXEC),
+    ("sed -fscript.sed README.md", EXEC),
+    ("sed --file=script.sed README.md", EXEC),
+    ('sed "$(cat x)" README.md', UNSURE),
+    ('sed "$X" README.md', UNSURE),
+    ("sed -n 1,5p README.md", RO),
+    ("sed -n '$p' README.md", RO),
+    ("sed 'y/abc/xyz/' README.md", RO),
+    ("sed -n '1~2p' README.md", RO),
+    ("sed ':a;N;ba' README.md", RO),
+    ("sed --sandbox -n 1p README.md", RO),
+    ("sed -i 's/a/b/' README.md", WRITE),
+    ("sed -in 's/a/b/' README.md", WRITE),  # -i with the suffix n
+    ("sed --in-place=.bak 's/a/b/' README.md", WRITE),
+]
+
+AWK = [
+    ("awk -fx.awk README.md", EXEC),
+    ("awk -f x.awk README.md", EXEC),
+    ("awk --file=x.awk README.md", EXEC),
+    ("awk --fi x.awk README.md", EXEC),
+    ("awk -W exec x.awk", EXEC),
+    ("awk -Wexec x.awk", EXEC),
+    ("awk --exec x.awk", EXEC),
+    ("awk -E x.awk", EXEC),
+    ("gawk -l ordchr 'BEGIN{}'", EXEC),
+    ("gawk -i inplace '{print}' README.md", EXEC),
+    ("awk 'BEGIN{system(\"id\")}'", EXEC),
+    ("awk '{print | \"sh\"}' README.md", EXEC),
+    ("awk '{print > \"out\"}' README.md", EXEC),
+    ("awk 'BEGIN{while ((getline l < \"/etc/passwd\") > 0) print l}'", EXEC),
+    ("awk 'BEGIN{print ENVIRON[\"HOME\"]}'", EXEC),
+    ("awk 'BEGIN{ARGV[1]=\"/etc/passwd\"; ARGC=2} {print}'", EXEC),
+    ("awk '@load \"x\"'", EXEC),
+    ("awk -d '{print}' README.md", WRITE),  # writes awkvars.out
+    ("awk '{print}' README.md", RO),
+    ("awk -F: '{print $1}' README.md", RO),
+    ("awk -v n=1 'NR==n' README.md", RO),
+    ("awk '{print}' x=/etc/passwd", RO),  # an assignment, no file
+    ("awk '{print}' n=1 README.md", RO),
+    ("awk '{print}' /etc/passwd", OUT),
+    ("awk '{print}' ./x=/etc/passwd", RO),  # a file named x=/etc/passwd, inside
+    ("awk '{print}' /etc/x=y", OUT),  # not an assignment: a file outside
+    ("awk '{print}' x=$HOME", RO),
+    ("awk '{print}' x=$T", UNSURE),
+    ("awk '{print}' .env", SECRET_RO),
+    ("awk \"$PROG\" README.md", UNSURE),
+    ("timeout 5 awk -W exec x.awk", EXEC),
+    ("/usr/bin/awk -fx.awk", EXEC),
+]
+
+PROGRAM_OPTIONS = [
+    ("git --git-dir=evil diff --no-index a b", EXEC),
+    ("git --git-dir evil log", EXEC),
+    ("git --work-tree=/tmp status", OUT),
+    ("git -C src status", EXEC),
+    ("git -C .. status", OUT),
+    ("git --bare log", EXEC),
+    ("git --exec-path=/tmp log", EXEC),
+    ("git -p log", EXEC),
+    ("git --paginate log", EXEC),
+    ("git --no-pager log", RO),
+    ("git -P log --oneline", RO),
+    ("npm --prefix ls run x", EXEC),
+    ("npm --prefix=/tmp test", EXEC),
+    ("npm --userconfig x ls", EXEC),
+    ("npm -g ls", EXEC),
+    ("pip --log list install ./pkg", EXEC),
+    ("pip --log=x.log list", WRITE),
+    ("pip --python /tmp/py list", EXEC),
+    ("pip --lo list install x", EXEC),
+    ("cargo --config help build", EXEC),
+    ("cargo --config=x.toml test", EXEC),
+    ("cargo -Z unstable-options build", EXEC),
+    ("cargo -C /tmp build", EXEC),
+    ("make -C src", EXEC),
+    ("yarn --cwd /tmp test", EXEC),
+]
+
+SUBSCRIPTS = [
+    ("read 'x[$(id)]'", UNSURE),
+    ("read -r 'x[$(id)]' <<< 1", UNSURE),
+    ('read "a[$(id)]" < README.md', UNSURE),
+    ("read PATH <<< /tmp", EXEC),
+    ("read HOME < README.md", EXEC),
+    ("read -a CDPATH <<< /", EXEC),
+    ("read line < README.md", RO),
+    ("read -r a b < README.md", RO),
+    ("test -v 'x[$(id)]'", UNSURE),
+    ("[ -v 'x[$(id)]' ]", UNSURE),
+    ("test -v x", EXEC),
+    ("test -R x", EXEC),
+    ("printf -v 'x[$(id)]' 1", UNSURE),
+    ("printf -v x 1", EXEC),
+    ("printf -vPATH /tmp", EXEC),
+    ("declare 'x[$(id)]=1'", UNSURE),
+    ("declare -i x=1", EXEC),
+    ("typeset -a x", EXEC),
+    ("let 'x=1'", UNSURE),
+    ("let x++", UNSURE),
+    ("unset 'x[$(id)]'", UNSURE),
+    ("export 'a[$(id)]'", UNSURE),
+    ("local x=1", EXEC),
+    ("mapfile -t lines < README.md", EXEC),
+    ("getopts ab x", EXEC),
+    ("wait -p 'x[$(id)]'", UNSURE),
+    ("[[ -v x ]]", UNSURE),
+    ("(( x = 1 ))", UNSURE),
+    ("x='a[$(id)]'; echo $((x))", UNSURE),
+    ("echo $((x + 1))", UNSURE),
+    ("echo $((1 + 2))", VET),
+    ("echo ${a[i]}", UNSURE),
+    ("echo ${a[0]}", UNSURE),  # prints a variable
+    ("cat ${a[$(id)]}", UNSURE),
+    ("echo ${s:i:1}", UNSURE),
+    ("echo ${!x}", UNSURE),
+    ("cat <<EOF\n$((x))\nEOF", UNSURE),
+    ("true $((i))", UNSURE),
+    (": ${CDPATH:=/}", UNSURE),
+    ("echo $[1+2]", UNSURE),
+    ("a[1]=x", UNSURE),
+    ("x[$(id)]=1 ls", UNSURE),
+    ("for PATH in /tmp; do ls; done", UNSURE),
+    ("for f in src/*.py; do wc -l $f; done", UNSURE),
+    ("exit 'x[$(id)]'", UNSURE),
+    ("shift 1", VET),
+]
+
+DASH = [
+    ("sh -c 'echo $'\"'\"'\\x41'\"'\"", UNSURE),
+    ("sh -c 'ls {a,b}'", UNSURE),
+    ("dash -c 'cat {README.md,x}'", UNSURE),
+    ("sh -c '[[ -f x ]] && ls'", UNSURE),
+    ("sh -c 'a=(1 2)'", UNSURE),
+    ("sh -c 'cat <<< x'", UNSURE),
+    ("sh -c 'ls &> out.txt'", UNSURE),
+    ("sh -c 'ls |& cat'", UNSURE),
+    ("sh -c 'cat <(ls)'", UNSURE),
+    ("sh -c 'echo ${x/a/b}'", UNSURE),
+    ("sh -c 'echo ${x:1:2}'", UNSURE),
+    ("sh -c 'time ls'", UNSURE),
+    ('sh -c \'echo $"hi"\'', UNSURE),
+    ("sh -c 'ls 10>x'", UNSURE),
+    ("ash -c 'ls {a,b}'", UNSURE),
+    ("sh <<'EOF'\nls {a,b}\nEOF", UNSURE),
+    ("sh -c 'cat README.md'", RO),
+    ("dash -c 'ls -la'", RO),
+    ("sh -c 'echo \"a;b\" | wc -c'", RO),
+    ("sh -c 'rm -rf /'", FORBID),
+    ("sh -c 'cat ~/.ssh/id_rsa'", OUT),
+    ("bash -c 'cat {README.md,x}'", UNSURE),  # brace expansion: bash expands, not followed
+    ("bash -c 'echo ${x:1:2}'", UNSURE),  # prints a variable
+    ("zsh -c 'ls'", UNSURE),  # another language: not parsed
+    ("ksh -c 'ls'", UNSURE),
+    ("fish -c 'ls'", UNSURE),
+]
