@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_lsp.safety.decision import Decision
@@ -23,6 +23,7 @@ __all__ = [
     "ALLOW_ONCE",
     "ALWAYS_ALLOW",
     "DENY",
+    "REVIEW_LIMIT",
     "CommandPolicy",
     "Decision",
     "SafetyPolicy",
@@ -30,12 +31,14 @@ __all__ = [
 ]
 
 ALLOW_ONCE, ALWAYS_ALLOW, DENY = "Allow once", "Always allow", "Deny"
-_SHOWN = 400
+# The longest command (as shown, escapes included) put to the user: what is asked is shown whole,
+# and a longer one cannot be reviewed in a prompt, so it is refused without asking.
+REVIEW_LIMIT = 2_000
 
 
-def visible(text: str, limit: int = _SHOWN) -> str:
-    """Text as a person can read it in a prompt: control and invisible characters escaped,
-    long text cut (the model writes the command; it must not be able to forge the prompt)."""
+def visible(text: str) -> str:
+    """Text as a person can read it in a prompt: control and invisible characters escaped, never
+    cut (the model writes the command; it must not be able to forge or hide part of the prompt)."""
     out: list[str] = []
     for ch in text:
         cat = unicodedata.category(ch)
@@ -45,11 +48,10 @@ def visible(text: str, limit: int = _SHOWN) -> str:
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
-    shown = "".join(out)
-    return shown if len(shown) <= limit else shown[:limit] + f"… [{len(shown) - limit} more]"
+    return "".join(out)
 
 
-@dataclass
+@dataclass(eq=False)  # one gate per task, told apart by identity (hashable)
 class CommandPolicy:
     """Asks through the editor channel; remembers "Always allow" per exact command for the
     session. `engine` (or, without one, a default policy at `level` for the folder the command
@@ -80,7 +82,20 @@ class CommandPolicy:
         engine = self.engine_for(cwd)
         where = cwd or engine.root
         evaluation = engine.command(command, where, posix)
-        question = f"agent-lsp wants to run: {visible(command)}"
+        shown = visible(command)
+        if evaluation.action is Action.ASK and len(shown) > REVIEW_LIMIT:
+            why = (
+                f"{len(shown)} characters are too long to review in a prompt "
+                f"(at most {REVIEW_LIMIT})"
+            )
+            evaluation = replace(
+                evaluation,
+                action=Action.DENY,
+                rule=f"policy: {why}",
+                reasons=(*evaluation.reasons, why),
+                always_ok=False,
+            )
+        question = f"agent-lsp wants to run: {shown}"
         decision = await self._settle(
             evaluation, command, where, "run_command", question, command, sandbox=sandbox
         )
@@ -144,8 +159,10 @@ class CommandPolicy:
                     update={"decision": "allowed", "answered_by": "user", "answer": ALWAYS_ALLOW}
                 )
             )
-        options = [ALLOW_ONCE, ALWAYS_ALLOW, DENY] if ev.always_ok else [ALLOW_ONCE, DENY]
-        why = "; ".join(visible(r, 160) for r in ev.reasons[:3])
+        # "Always allow" only where the evaluation permits it and the answer is remembered
+        always = ev.always_ok and remember_key is not None
+        options = [ALLOW_ONCE, ALWAYS_ALLOW, DENY] if always else [ALLOW_ONCE, DENY]
+        why = "; ".join(visible(r) for r in ev.reasons)  # every reason, whole
         answer = await self.channel.ask(question + (f" — {why}" if why else ""), options)
         if answer not in options:
             answer = None

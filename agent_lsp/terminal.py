@@ -10,6 +10,7 @@ from typing import TextIO
 
 from agent_lsp.fileio import atomic_write
 from agent_lsp.messages import AgentEvent, EventKind
+from agent_lsp.permissions import visible
 
 _MARK = {
     EventKind.STARTED: "▶",
@@ -39,11 +40,15 @@ class TerminalChannel:
         self._print(f"{step}{_MARK[event.kind]} {event.message}")
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        """The whole question first (escaped: nothing in it can move the cursor or hide text),
+        then the options; without a terminal to answer on, the answer is no."""
+        self._print(f"? {visible(question)}")
         if self.assume_yes:
             return options[0] if options else None
         if not sys.stdin.isatty():
+            self._print("  no terminal to answer on: no")
             return None
-        answer = await asyncio.to_thread(input, f"{question} [{'/'.join(options)}] ")
+        answer = await asyncio.to_thread(input, f"  [{'/'.join(options)}] ")
         return answer if answer in options else None
 
     def _print(self, text: str) -> None:

@@ -16,6 +16,7 @@ from agent_lsp.fileio import atomic_write
 from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.textedit import minimal_edit
 from agent_lsp.messages import AgentEvent
+from agent_lsp.permissions import visible
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -150,6 +151,9 @@ class LspEditorChannel:
         self.on_event(event)
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        """The whole question (escaped: control and invisible characters shown as \\uXXXX, as
+        the permission gate writes them), as a prompt, else as a diagnostic with answers."""
+        question = visible(question)
         if not supports_prompts(self.server):
             return await self._ask_by_diagnostic(question, options)
         params = t.ShowMessageRequestParams(
