@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_lsp.fileio import UnsafePathError, atomic_write, ensure_dir, open_append
+from agent_lsp.fileio import UnsafePathError, atomic_write, ensure_dir
 from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import Action
 
@@ -153,11 +153,6 @@ class ReadGuard:
         deny path rule for `tool` (`Refused`)."""
         self._check_write(path, tool)
         atomic_write(path, text, within=self.top(path))
-
-    def append(self, path: Path, text: str, tool: str | None = None) -> None:
-        self._check_write(path, tool)
-        with open_append(path, within=self.top(path)) as fh:
-            fh.write(text)
 
     def _check_write(self, path: Path, tool: str | None) -> None:
         reason = self.write_refusal(path, tool)
