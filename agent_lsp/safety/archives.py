@@ -174,13 +174,37 @@ def zip_files(b: Builder, name: str, args: Args) -> None:
         b.arg(i, w, "tree" if recursive else "read")
 
 
+_SUFFIX = {
+    "gzip": ".gz",
+    "bzip2": ".bz2",
+    "xz": ".xz",
+    "zstd": ".zst",
+    "lz4": ".lz4",
+    "lzma": ".lzma",
+}
+_UNPACKS = {"gunzip": "gzip", "bunzip2": "bzip2", "unxz": "xz", "unzstd": "zstd"}
+
+
 def compress(b: Builder, name: str, args: Args) -> None:
+    """Replaces FILE by FILE.gz (or back): both are written, the new name too."""
     parsed = check(b, name, COMPRESS[name], args)
     to_stdout = parsed.has("--stdout", "--list", "--test")
     if parsed.has("--rm"):
         b.add(Risk.WRITE, f"{name} --rm deletes its input")
+    base = _UNPACKS.get(name, name)
+    decompress = name in _UNPACKS or parsed.has("--decompress")
+    suffix = _SUFFIX.get(base, ".gz")
+    for g in parsed.get("--suffix"):
+        suffix = g.value.value if g.value is not None and g.value.static else suffix
     for i, w in parsed.operands:
         b.arg(i, w, "read" if to_stdout else "write")
+        if to_stdout or not w.static:
+            continue
+        if not decompress:
+            b.path(b.token(i), w.value + suffix, "write")
+        elif w.value.endswith(suffix) or w.value.endswith(".tgz"):
+            stem = w.value[: -len(suffix)] if w.value.endswith(suffix) else w.value[:-4] + ".tar"
+            b.path(b.token(i), stem, "write")
 
 
 ARCHIVE_HANDLERS: dict[str, Callable[[Builder, str, Args], None]] = {

@@ -1,84 +1,26 @@
 """`Builder`: collects the findings of one part (a simple command) for the program handlers —
 every path an argument, an option value or a redirection names goes through `path` (reads)
-and `_write` (writes: protected files, start-up files, devices, outside). `State` is what the
-classifier knows of the shell between parts (the current folder, logical and physical, and
-whether it is still known); `Host` is what a builder needs of the classifier."""
+and `_write` (writes: protected files, start-up files, devices, outside). `Host` is what a
+builder needs of the classifier."""
 
 from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from agent_lsp.safety.paths import SAFE_DEVICES, PathError, PathGuard, Resolved
 from agent_lsp.safety.risk import Finding, Part, Risk
+from agent_lsp.safety.shellstate import State, TreeInfo, process_path, static_prefix
 from agent_lsp.safety.shellwords import Redirect, Word
 
-__all__ = ["BIN_DIRS", "Builder", "Host", "State", "TreeInfo", "program_name"]
+__all__ = ["Builder", "Host"]
 
-BIN_DIRS = frozenset(
-    {"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
-)
 _GLOB_CAP = 2_000
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _DUP_OPS = frozenset({">&", "<&"})
 _SAFE_NAMES = SAFE_DEVICES | {"/dev/fd/0", "/dev/fd/1", "/dev/fd/2"}
-# what a read in each mode counts as: plain content, a folder's content (recursively, or
-# following symbolic links), names and metadata (or a walk following links)
-READ_MODES = frozenset({"read", "tree", "follow", "meta", "walk"})
-
-
-def program_name(word: str) -> str | None:
-    """The program a static argv[0] names: its basename for a path in a standard bin folder,
-    the word itself without a slash, None for any other path (a file the command runs)."""
-    if "/" not in word:
-        return word
-    head, _, name = word.rpartition("/")
-    return name if os.path.normpath(head or "/") in BIN_DIRS else None
-
-
-def static_prefix(pattern: str) -> str:
-    """The literal text of a glob pattern before its first wildcard (escapes undone)."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("[", i) and pattern[i + 2 : i + 3] == "]" and pattern[i + 1] in "*?[":
-            out.append(pattern[i + 1])
-            i += 3
-        elif pattern[i] in "*?[":
-            break
-        else:
-            out.append(pattern[i])
-            i += 1
-    return "".join(out)
-
-
-@dataclass
-class State:
-    """The shell between parts: `cwd` physical, `pwd` logical (what bash's `cd` works on);
-    `known` False once a `cd` may have failed or taken effect only in some branches."""
-
-    cwd: Path
-    pwd: str = ""
-    known: bool = True
-    chain: bool = False  # a cd after `&&`: the folder holds only to the end of that chain
-    clean: bool = True  # this script runs in a shell of its own or at the top (for `cd`)
-    parse_pwd: str = ""  # the folder `$PWD` and `~+` were expanded with
-    parts: list[Part] = field(default_factory=list[Part])
-    problems: list[str] = field(default_factory=list[str])
-
-    def __post_init__(self) -> None:
-        self.pwd = self.pwd or str(self.cwd)
-
-
-@dataclass(frozen=True)
-class TreeInfo:
-    secrets: bool  # secret files or folders by name (or too big to tell)
-    links_out: tuple[Path, ...]  # symbolic links leading out of the workspace (capped)
-    secret_links: bool  # ... to secret files or folders
-    complete: bool = True
 
 
 class Host(Protocol):
@@ -138,6 +80,25 @@ class Builder:
             self.add(Risk.UNDECIDABLE, "the program is not known before running", offset)
             return
         self.host.dispatch(self, words[0].value, words[1:])
+
+    def expansions(self, words: list[Word], offset: int) -> None:
+        """Words that expand into several (brace expansion) or into names a program reads as
+        options (a wildcard matching a file named `-rf` or `--output=x`): undecidable."""
+        for i, w in enumerate(words):
+            token = offset + i
+            if w.brace:
+                self.add(Risk.UNDECIDABLE, f"brace expansion in {w.raw!r}", token)
+            elif w.glob and not w.pattern.startswith("/") and self.state.known:
+                for n, match in enumerate(glob.iglob(w.pattern, root_dir=self.cwd)):  # noqa: PTH207
+                    if match.startswith(("-", "+")):
+                        self.add(
+                            Risk.UNDECIDABLE,
+                            f"{w.raw!r} matches {match!r}, which reads as an option",
+                            token,
+                        )
+                        break
+                    if n > _GLOB_CAP:
+                        break
 
     def nested(self, words: list[Word], context: str) -> None:
         """Another command run by this one (find -exec, xargs): a part of its own."""
@@ -236,9 +197,7 @@ class Builder:
         res = self.resolve(text)
         if res is None:
             return
-        if any(
-            p == "/proc" or p.startswith(("/proc/", "/dev/fd/")) for p in (lexical, str(res.path))
-        ):
+        if process_path(lexical, str(res.path)):
             self.add(Risk.UNDECIDABLE, f"{text} names another process's files or folder", token)
             return
         if mode == "write":

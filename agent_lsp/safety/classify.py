@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_lsp.safety.builder import Builder, State, TreeInfo
+from agent_lsp.safety.builder import Builder
 from agent_lsp.safety.paths import PathGuard, is_secret_path
 from agent_lsp.safety.programs import dispatch
 from agent_lsp.safety.risk import Analysis, Finding, Part, Risk
 from agent_lsp.safety.shellparse import MAX_DEPTH, MAX_PARTS, parse
+from agent_lsp.safety.shellstate import State, TreeInfo
 from agent_lsp.safety.shellwords import Command, Word
 
 __all__ = ["Classifier"]
@@ -155,6 +156,7 @@ class Classifier:
                 stdin = red.target.value + "\n"
         if cmd.words:
             b.stdin = stdin
+            b.expansions(cmd.words, len(cmd.assigns))
             b.run(cmd.words, len(cmd.assigns))
         else:
             b.vet = True  # redirections only: nothing runs

@@ -5,6 +5,8 @@ is forbidden (`danger`)."""
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 from collections.abc import Callable
 
@@ -88,6 +90,7 @@ SPECS: dict[str, Spec] = {
 }  # fmt: skip
 SPECS["chgrp"] = SPECS["chown"]
 _MODE = re.compile(r"[-+=]?[ugoa]*([-+=][rwxXstugo]*)+(,[ugoa]*([-+=][rwxXstugo]*)+)*|[0-7]{1,4}")
+_INTO_CAP = 200
 _DD_KEYS = frozenset(
     {"bs", "cbs", "conv", "count", "ibs", "iflag", "obs", "oflag", "seek", "skip", "status"}
 )
@@ -167,6 +170,20 @@ def copy(b: Builder, name: str, args: Args) -> None:
         b.arg(i, w, source)
     for i, w in dest:
         b.arg(i, w, "write")
+        if w.static and (targets or (b.state.known and (b.cwd / w.value).is_dir())):
+            _into(b, i, w.value, operands)
+
+
+def _into(b: Builder, idx: int, folder: str, sources: list[tuple[int, Word]]) -> None:
+    """Copying into a folder writes folder/NAME for each source (`cp .bashrc ~`)."""
+    for _, src in sources:
+        names = [src.value] if src.static else []
+        if src.glob and not src.dynamic and b.state.known:
+            names = glob.glob(src.pattern, root_dir=b.cwd)[:_INTO_CAP]  # noqa: PTH207
+        for text in names:
+            base = os.path.basename(text.rstrip("/"))  # noqa: PTH119
+            if base and base not in (".", ".."):
+                b.path(b.token(idx), os.path.join(folder, base), "write")  # noqa: PTH118
 
 
 def split(b: Builder, name: str, args: Args) -> None:

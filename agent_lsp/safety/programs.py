@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from agent_lsp.safety.archives import ARCHIVE_HANDLERS
-from agent_lsp.safety.builder import Builder, program_name
+from agent_lsp.safety.builder import Builder
 from agent_lsp.safety.builtins import BUILTINS
 from agent_lsp.safety.fileprogs import FILE_HANDLERS
 from agent_lsp.safety.gitcmd import git
@@ -20,6 +20,7 @@ from agent_lsp.safety.readspecs import READ_SPECS
 from agent_lsp.safety.risk import Risk
 from agent_lsp.safety.runners import CODE_FLAGS, NETWORK, SHELLS, interpreter, network, shell
 from agent_lsp.safety.search import find, grep, rg
+from agent_lsp.safety.shellstate import program_name
 from agent_lsp.safety.shellwords import Word
 from agent_lsp.safety.textprogs import TEXT_HANDLERS
 from agent_lsp.safety.wrappers import WRAPPERS

@@ -67,8 +67,8 @@ def read_program(b: Builder, name: str, args: list[Word]) -> None:
 def _mode(name: str, parsed: Parsed) -> str:
     """How a program reads its operands, by its options."""
     has = parsed.has
-    if name == "diff":
-        return "tree" if has("--recursive") else "read"
+    if name == "diff":  # diff -r follows links unless told not to
+        return ("tree" if has("--no-dereference") else "follow") if has("--recursive") else "read"
     if name in ("ls", "dir", "vdir"):
         return "walk" if has("--recursive") and has("--dereference") else "meta"
     if name == "du":

@@ -120,6 +120,8 @@ def jq(b: Builder, name: str, args: Args) -> None:
             if v != "--indent":
                 b.add(Risk.EXEC, f"jq {v} reads jq modules or programs from files")
                 program = program or Word("", "")  # operands are all input files
+                if v in ("-f", "--from-file") and i + 1 < len(args):
+                    b.arg(i + 1, args[i + 1], "read")
             i += 2 if v in ("--indent", "-L", "-f", "--from-file") else 1
             continue
         if v in ("--args", "--jsonargs"):

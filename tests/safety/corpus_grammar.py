@@ -151,7 +151,7 @@ AWK = [
     ("awk '{print}' x=$HOME", RO),
     ("awk '{print}' x=$T", UNSURE),
     ("awk '{print}' .env", SECRET_RO),
-    ("awk \"$PROG\" README.md", UNSURE),
+    ('awk "$PROG" README.md', UNSURE),
     ("timeout 5 awk -W exec x.awk", EXEC),
     ("/usr/bin/awk -fx.awk", EXEC),
 ]
@@ -246,7 +246,7 @@ DASH = [
     ("sh -c 'echo ${x/a/b}'", UNSURE),
     ("sh -c 'echo ${x:1:2}'", UNSURE),
     ("sh -c 'time ls'", UNSURE),
-    ('sh -c \'echo $"hi"\'', UNSURE),
+    ("sh -c 'echo $\"hi\"'", UNSURE),
     ("sh -c 'ls 10>x'", UNSURE),
     ("ash -c 'ls {a,b}'", UNSURE),
     ("sh <<'EOF'\nls {a,b}\nEOF", UNSURE),

@@ -16,7 +16,6 @@ from tests.safety.corpus_grammar import (
     UNSURE,
     VET,
     WRITE,
-    Case,
 )
 
 DESTROY = ("DDQQ", "DDQQ")

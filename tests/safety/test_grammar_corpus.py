@@ -4,6 +4,7 @@ inside the OS sandbox and without one."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 
@@ -15,7 +16,7 @@ from tests.safety.corpus_grammar2 import ABBREVIATIONS, CD_AND_PATHS, OPTION_FIL
 from tests.safety.corpus_grammar3 import OVERWRITES, PROJECTS, VETTED
 
 CODE = {Action.ALLOW: "A", Action.ASK: "Q", Action.DENY: "D"}
-GROUPS: dict[str, list[tuple[str, tuple[str, str]]]] = {
+GROUPS: dict[str, Sequence[tuple[str, tuple[str, str]]]] = {
     "interpreter": INTERPRETERS,
     "sed": SED,
     "awk": AWK,
