@@ -62,6 +62,7 @@ class ShadowWorkspace:
         """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text)."""
         wanted = {_relative(key): text for key, text in overlays.items()}
         self.dest.mkdir(parents=True, exist_ok=True)
+        self._check_folders()
         current = self._scan()
         self._remove_stale(current, wanted)
         synced: dict[str, _Entry] = {}
@@ -84,6 +85,28 @@ class ShadowWorkspace:
             self._write_overlay(rel, text)
         self._synced, self._overlaid = synced, set(wanted)
         return self.dest
+
+    def _check_folders(self) -> None:
+        """The tests ran in ``dest`` and may have swapped a folder for a symlink (to ``.git``
+        of the project, say): never write or delete through one. Each such folder is removed
+        and forgotten, so this sync makes it again."""
+        broken: list[str] = []
+        for rel, entry in sorted(self._synced.items(), key=lambda item: item[0].count("/")):
+            if entry.kind != "dir" or any(rel.startswith(b + "/") for b in broken):
+                continue
+            try:
+                info = (self.dest / rel).lstat()
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                (self.dest / rel).unlink()
+                broken.append(rel)
+        if broken:
+            self._synced = {
+                rel: entry
+                for rel, entry in self._synced.items()
+                if not any(rel == b or rel.startswith(b + "/") for b in broken)
+            }
 
     def to_source(self, shadow_path: Path | str) -> Path:
         """Map a path inside ``dest`` (absolute or relative) to the same path in the source.

@@ -31,6 +31,10 @@ HARDENED = (
     "-c", "core.sshCommand=false",
     "-c", "protocol.allow=never",
     "-c", "color.ui=false",
+    "-c", "log.showSignature=false",
+    "-c", "submodule.recurse=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "status.submoduleSummary=false",
 )  # fmt: skip
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -45,7 +49,8 @@ _RUNS = re.compile(
     r"^(filter\.|include|alias\.|credential|gpg\.|uploadpack\.|protocol\.|"
     r"diff\..+\.(textconv|command)$|merge\..+\.driver$|remote\..+\.(uploadpack|receivepack)$|"
     r"core\.(fsmonitor|hookspath|pager|sshcommand|editor|askpass|gitproxy|"
-    r"alternaterefscommand)$|sequence\.editor|interactive\.difffilter|url\.)",
+    r"alternaterefscommand)$|sequence\.editor|interactive\.difffilter|url\.|"
+    r"log\.showsignature|submodule\.|trace2\.)",
     re.I,
 )
 _SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin")
@@ -74,12 +79,18 @@ class Git:
     async def _unsafe_config(self) -> str | None:
         env = {**os.environ, **GIT_ENV}
         listed = await self.shell.run(
-            [self.program, *HARDENED, "config", "--list", "--name-only"],
+            [self.program, "config", "--list", "--name-only", "--show-scope"],
             cwd=self.root,
             timeout=15,
             env=env,
         )
-        names = [n for n in listed.output.splitlines() if _RUNS.search(n.strip())]
+        if listed.exit_code != 0 and "not a git repository" not in listed.output:
+            return f"git not run: its configuration could not be read ({listed.output[:200]})"
+        names: list[str] = []
+        for line in listed.output.splitlines():
+            scope, _, name = line.partition("\t")
+            if scope != "command" and _RUNS.search(name.strip()):
+                names.append(name.strip())
         if names:
             return (
                 "git not run: this repository's git config names programs git would run "

@@ -42,7 +42,9 @@ def parse_status(porcelain: str) -> tuple[str, list[str], list[str], list[str]]:
 
 async def project_status(git: Git, max_files: int = 15) -> str:
     """A few lines about the repository."""
-    porcelain = await git_text(git, "status", "--porcelain=v1", "-b", "-z", "-uall")
+    porcelain = await git_text(
+        git, "status", "--porcelain=v1", "-b", "-z", "-uall", "--ignore-submodules=all"
+    )
     if porcelain is None:
         return "git: not a git repository (or git unavailable)"
     branch, changed, staged, untracked = parse_status(porcelain)

@@ -14,14 +14,13 @@ from pathlib import Path
 
 from adapters import PosixShell
 from adapters.results import CommandResult
-from agent_lsp.safety.homeview import private_home
-from agent_lsp.safety.sandbox import (
-    Confinement,
-    Sandbox,
-    SandboxError,
+from agent_lsp.safety.protect import (
+    ProtectionError,
     created_protected,
     existing_protected,
+    remove_created,
 )
+from agent_lsp.safety.sandbox import Confinement, Sandbox, SandboxError
 from agent_lsp.safety.sandbox_env import sandbox_env
 
 __all__ = ["ConfinedShell"]
@@ -65,14 +64,13 @@ class ConfinedShell:
         shell._scratch = self._scratch
         return shell
 
-    def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
-        home = self.sandbox.home
-        if not self.sandboxed:  # no private home to mount: a private folder of the agent's
-            anchor = (*self.confinement.visible, *self.confinement.writable, Path.cwd())[0]
-            home = private_home(Path(os.path.realpath(anchor)), self.sandbox.private_base)
+    def environment(
+        self, env: Mapping[str, str] | None = None, home: Path | None = None
+    ) -> dict[str, str]:
+        """The allowlisted environment; `HOME` is the sandbox's private home (or `home`)."""
         return sandbox_env(
             os.environ if env is None else env,
-            Path(os.path.realpath(home)),
+            Path(os.path.realpath(home or self.sandbox.home)),
             "/tmp",
             self.sandbox.pass_env,
         )
@@ -85,30 +83,59 @@ class ConfinedShell:
         timeout: float,  # noqa: ASYNC109
         env: Mapping[str, str] | None = None,
     ) -> CommandResult:
+        if not self.sandboxed:
+            return await self._run_unconfined(argv, cwd, timeout, env)
         environ = self.environment(env)
-        confinement = self.confinement
-        if self._scratch is not None:
-            confinement = replace(confinement, scratch=(*confinement.scratch, self._scratch))
+        scratch = self.scratch_root
+        confinement = replace(self.confinement, scratch=(*self.confinement.scratch, scratch))
         try:
             wrapped = await asyncio.to_thread(self.sandbox.wrap, argv, cwd, confinement, environ)
         except SandboxError as exc:
             return CommandResult(tuple(argv), 126, f"not run: {exc}", False, False, 0, 0.0)
-        if wrapped is None:
-            return await self.inner.run(argv, cwd=cwd, timeout=timeout, env=environ)
-        roots = [Path(p) for p in self.confinement.writable]
-        before = {root: existing_protected(root) for root in roots}
-        result = await self.inner.run(wrapped, cwd=cwd, timeout=timeout, env=environ)
-        made = {root: created_protected(root, names) for root, names in before.items()}
-        if any(made.values()):
-            removed = await asyncio.to_thread(_remove, made)
+        if wrapped is None:  # the sandbox went away since the check
+            return await self._run_unconfined(argv, cwd, timeout, env)
+        before = {root: existing_protected(root, gits) for root, gits in wrapped.gits.items()}
+        result = await self.inner.run(wrapped.argv, cwd=cwd, timeout=timeout, env=environ)
+        try:
+            removed = await asyncio.to_thread(self._clean_up, before)
+        except ProtectionError as exc:
+            removed, failure = [], str(exc)
+        else:
+            failure = ""
+        if removed or failure:
+            note = f"removed {', '.join(removed)}" if removed else failure
             result = replace(
                 result,
                 exit_code=result.exit_code or 126,
-                output=result.output
-                + f"\n[agent-lsp: removed {', '.join(removed)}: the agent may not create "
-                "git, agent-lsp or editor configuration]",
+                output=result.output + f"\n[agent-lsp: {note}: the agent may not create git, "
+                "agent-lsp or editor configuration]",
             )
         return replace(result, argv=tuple(argv))
+
+    def _clean_up(self, before: dict[Path, set[Path]]) -> list[str]:
+        """Protected entries the command created (a `.git` at any depth, editor settings at
+        the top) are moved away and deleted."""
+        removed: list[str] = []
+        for root, names in before.items():
+            made = created_protected(root, names, self.sandbox.gits_after(root))
+            removed += remove_created(root, made)
+        return removed
+
+    async def _run_unconfined(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109
+        env: Mapping[str, str] | None,
+    ) -> CommandResult:
+        """No OS sandbox (the policy asked): still no keys, and a fresh empty home each time,
+        so nothing one command leaves there configures the next."""
+        home = Path(tempfile.mkdtemp(prefix="agent-lsp-home-"))
+        try:
+            environ = self.environment(env, home) | {"GIT_CONFIG_GLOBAL": os.devnull}
+            return await self.inner.run(argv, cwd=cwd, timeout=timeout, env=environ)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, home, True)
 
     def script_argv(self, command: str, env: Mapping[str, str] | None = None) -> list[str]:
         return self.inner.script_argv(command, env)
@@ -123,16 +150,3 @@ class ConfinedShell:
     ) -> CommandResult:
         environ = self.environment(env)
         return await self.run(self.script_argv(command, environ), cwd=cwd, timeout=timeout, env=env)
-
-
-def _remove(made: dict[Path, list[str]]) -> list[str]:
-    out: list[str] = []
-    for root, names in made.items():
-        for name in names:
-            path = root / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-            out.append(name)
-    return out

@@ -18,7 +18,10 @@ from pathlib import Path
 import adapters
 from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, is_secret_path
 
-__all__ = ["TOOLCHAIN_DIRS", "private_home", "toolchain_dirs"]
+__all__ = ["HIDDEN_HOMES", "TOOLCHAIN_DIRS", "private_home", "toolchain_dirs"]
+
+# Hidden whole inside the sandbox (every user's home, not only this one's).
+HIDDEN_HOMES = (Path("/home"), Path("/root"))
 
 # Relative to the home: folders of interpreters, version managers and read-only caches.
 TOOLCHAIN_DIRS = (
@@ -81,6 +84,17 @@ def _unsafe(rel: Path, home: Path) -> bool:
     return is_secret_path(home / rel, home)
 
 
+def _owner(path: Path, home: Path) -> Path | None:
+    """The home folder `path` is in (this user's, or one under /home or /root), if any."""
+    if path.is_relative_to(home):
+        return home
+    for top in HIDDEN_HOMES:
+        if path.is_relative_to(top):
+            rel = path.relative_to(top).parts
+            return top / rel[0] if top == Path("/home") and rel else top
+    return None
+
+
 def toolchain_dirs(
     home: Path, environ: Mapping[str, str], extra: Iterable[Path] = ()
 ) -> list[Path]:
@@ -100,9 +114,10 @@ def toolchain_dirs(
     out: list[Path] = []
     for path in wanted:
         real = Path(os.path.realpath(path))
-        if real == home or not real.is_relative_to(home) or not real.exists():
+        owner = _owner(real, home)
+        if owner is None or real == owner or not real.exists():
             continue
-        if _unsafe(real.relative_to(home), home):
+        if _unsafe(real.relative_to(owner), owner):
             continue
         if not any(real.is_relative_to(p) for p in out):
             out = [p for p in out if not p.is_relative_to(real)] + [real]

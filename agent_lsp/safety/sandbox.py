@@ -13,20 +13,18 @@ fails closed (`SafetyPolicy(sandboxed=False)`); `probe()` says why, once per pro
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.safety.homeview import private_home, toolchain_dirs
-from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, SECRET_NAMES
-from agent_lsp.safety.secretscan import SecretScan, SecretScanError
+from agent_lsp.safety.homeview import HIDDEN_HOMES, private_home, toolchain_dirs
+from agent_lsp.safety.protect import PROTECTED_NAMES, read_only_args
+from agent_lsp.safety.secretscan import Found, SecretScan, SecretScanError
 
 __all__ = [
     "PROTECTED_NAMES",
@@ -34,6 +32,7 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "SandboxProbe",
+    "Wrapped",
     "probe",
     "scrub_env",
 ]
@@ -46,24 +45,6 @@ CANDIDATES: tuple[tuple[str, ...], ...] = (
     ("--cap-drop", "ALL"),
 )
 BWRAP_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/run/current-system/sw/bin")
-_SOCKET_ROOTS = (Path("/run"), Path("/var/run"))
-_WALK_CAP = 5_000  # socket folders only
-# Read-only inside every writable root: code that runs outside the sandbox later (git, the
-# editor, direnv) or that widens the agent's own permissions.
-PROTECTED_NAMES = (
-    ".git",
-    ".agent-lsp",
-    ".vscode",
-    ".idea",
-    ".zed",
-    ".helix",
-    ".nvim.lua",
-    ".nvimrc",
-    ".exrc",
-    ".dir-locals.el",
-    ".dir-locals-2.el",
-    ".envrc",
-)
 _SECRET_ENV = re.compile(
     r"API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY|SESSION_KEY", re.I
 )
@@ -157,24 +138,26 @@ def probe(bwrap: str | None = None, refresh: bool = False) -> SandboxProbe:
     return result
 
 
-def _sockets() -> list[Path]:
-    found: list[Path] = []
-    seen = 0
-    for top in _SOCKET_ROOTS:
-        if not top.is_dir() or top.is_symlink():
-            continue
-        for dirpath, dirnames, filenames in os.walk(top):
-            seen += len(dirnames) + len(filenames)
-            if seen > _WALK_CAP or dirpath.count("/") > 6:
-                dirnames[:] = []
-            for name in filenames + dirnames:
-                p = Path(dirpath) / name
-                try:
-                    if stat.S_ISSOCK(p.lstat().st_mode):
-                        found.append(p)
-                except OSError:
-                    continue
-    return found
+def _run_folders(network: bool) -> list[str]:
+    """Host sockets live under /run (Docker, D-Bus …): a private /run, with only the resolver
+    shown back when the command has the network."""
+    args: list[str] = []
+    for top in (Path("/run"), Path("/var/run")):
+        if top.is_dir() and not top.is_symlink():
+            args += ["--tmpfs", str(top)]
+    if network:
+        resolv = Path(os.path.realpath("/etc/resolv.conf"))
+        if resolv.is_relative_to("/run") and resolv.exists():
+            args += ["--ro-bind", str(resolv.parent), str(resolv.parent)]
+    return args
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A command ready to run: its argv and what the sandbox found (for the clean-up)."""
+
+    argv: list[str]
+    gits: dict[Path, list[Path]]  # writable root -> every `.git` under it before the run
 
 
 @dataclass
@@ -224,99 +207,87 @@ class Sandbox:
         cwd: Path,
         confinement: Confinement,
         environ: Mapping[str, str] | None = None,
-    ) -> list[str] | None:
+    ) -> Wrapped | None:
         """bwrap + `argv`, or None when there is no sandbox. Raises `SandboxError` when the
-        secret files of a visible folder cannot all be found (the command must not run)."""
+        command cannot be confined as asked (the secret files of a visible folder could not
+        all be found, or a workspace holds the home)."""
         status = self.status()
         if not status.available or status.bwrap is None:
             return None
+        network = confinement.network or self.network
+        home = Path(os.path.realpath(self.home))
+        visible = [Path(os.path.realpath(p)) for p in confinement.visible]
+        writable = [Path(os.path.realpath(p)) for p in confinement.writable]
+        for top in (*visible, *writable):
+            if home.is_relative_to(top):
+                raise SandboxError(f"{top} holds the home folder {home}: it cannot be confined")
         args = _base(status.bwrap, status.flags)
-        if confinement.network or self.network:
+        if network:
             args.append("--share-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        args += _run_folders(network)
         args += self._home(confinement, environ if environ is not None else os.environ)
-        for sock in _sockets():
-            args += ["--ro-bind", "/dev/null", str(sock)]
-        writable = [Path(os.path.realpath(p)) for p in confinement.writable]
-        for top in dict.fromkeys(Path(os.path.realpath(p)) for p in confinement.visible):
-            if top.is_dir() and top not in writable:  # shown again above /tmp and the home
+        for top in dict.fromkeys(visible):
+            if top.is_dir() and top not in writable:  # shown again above /tmp and the homes
                 args += ["--ro-bind", str(top), str(top)]
         for top in dict.fromkeys(writable):
             if top.is_dir():
                 args += ["--bind", str(top), str(top)]
         for top in confinement.scratch:
             args += ["--bind", str(top), str(top)]
+        found = {top: self._scan(top) for top in dict.fromkeys(visible) if top.is_dir()}
+        gits: dict[Path, list[Path]] = {}
+        scratch = confinement.scratch[0] if confinement.scratch else None
         for top in dict.fromkeys(writable):
-            args += _read_only(top)
-        home = Path(os.path.realpath(self.home))
-        if any(home.is_relative_to(top) for top in writable):  # a workspace holding the home
-            args += _home_secrets(home)
+            gits[top] = self._gits_under(top, found)
+            args += read_only_args(top, gits[top], scratch)
         if not confinement.show_secrets:
-            for top in dict.fromkeys([*confinement.visible, *confinement.writable]):
-                args += self._hide_secrets(Path(top))
+            for result in found.values():
+                args += _hide(result.secrets)
         args += ["--chdir", str(cwd), "--", *argv]
-        return args
+        return Wrapped(args, gits)
+
+    def gits_after(self, top: Path) -> list[Path]:
+        """Every `.git` under a writable root now (after a command ran)."""
+        return self._gits_under(top, {})
+
+    def _gits_under(self, top: Path, found: Mapping[Path, Found]) -> list[Path]:
+        result = found.get(top) or self._scan(top)
+        return result.gits
+
+    def _scan(self, top: Path) -> Found:
+        try:
+            return self.scanner(top).scan()
+        except SecretScanError as exc:
+            raise SandboxError(f"{exc}; not run (secret files could be exposed)") from exc
 
     def _home(self, confinement: Confinement, environ: Mapping[str, str]) -> list[str]:
-        """A private home (a folder of its own per workspace) with the toolchains shown back
-        read-only; a workspace inside the home is bound again later, above it."""
+        """Every home folder hidden (`/home`, `/root`), then a private home (a folder of its
+        own per workspace) where the user's is, with the toolchains shown back read-only; a
+        workspace inside a home is bound again later, above it."""
         home = Path(os.path.realpath(self.home))
-        if not home.is_dir() or home == Path("/"):
-            return []
+        args: list[str] = []
+        for top in HIDDEN_HOMES:
+            if top.is_dir() and not top.is_symlink():
+                args += ["--tmpfs", str(top)]
         roots = [Path(os.path.realpath(p)) for p in (*confinement.visible, *confinement.writable)]
         anchor = roots[0] if roots else home
         private = private_home(anchor, self.private_base)
-        args = ["--bind", str(private), str(home)]
+        base = private.parent
+        if not base.is_relative_to(home) and not any(base.is_relative_to(h) for h in HIDDEN_HOMES):
+            args += ["--tmpfs", str(base)]  # the other workspaces' private homes
+        if home.is_dir() and home != Path("/"):
+            args += ["--bind", str(private), str(home)]
         for folder in toolchain_dirs(home, environ, self.toolchains):
             args += ["--ro-bind", str(folder), str(folder)]
         return args
 
-    def _hide_secrets(self, top: Path) -> list[str]:
-        if not top.is_dir():
-            return []
-        try:
-            found = self.scanner(top).scan()
-        except SecretScanError as exc:
-            raise SandboxError(f"{exc}; not run (secret files could be exposed)") from exc
-        args: list[str] = []
-        for secret in found:
-            if secret.is_dir():
-                args += ["--tmpfs", str(secret)]
-            elif secret.exists():
-                args += ["--ro-bind", "/dev/null", str(secret)]
-        return args
 
-
-def _home_secrets(home: Path) -> list[str]:
+def _hide(secrets: Sequence[Path]) -> list[str]:
     args: list[str] = []
-    for rel in (*SECRET_DIRS, *HOME_SECRET_DIRS):
-        if (home / rel).is_dir():
-            args += ["--tmpfs", str(home / rel)]
-    for name in SECRET_NAMES:
-        if (home / name).is_file():
-            args += ["--ro-bind", "/dev/null", str(home / name)]
+    for secret in secrets:
+        if secret.is_dir() and not secret.is_symlink():
+            args += ["--tmpfs", str(secret)]
+        elif secret.exists() and not secret.is_symlink():
+            args += ["--ro-bind", "/dev/null", str(secret)]
     return args
-
-
-def _read_only(root: Path) -> list[str]:
-    """`.git`, `.agent-lsp/` and the editor settings stay read-only inside a writable root;
-    being mount points, they cannot be renamed, replaced or deleted either."""
-    with contextlib.suppress(OSError):  # the policy folder exists: none can be made inside
-        (root / ".agent-lsp").mkdir(exist_ok=True)
-    out: list[str] = []
-    for name in PROTECTED_NAMES:
-        p = root / name
-        if p.exists() and not p.is_symlink():
-            out += ["--ro-bind", str(p), str(p)]
-        elif p.is_symlink():
-            out += ["--ro-bind", "/dev/null", str(p)]
-    return out
-
-
-def created_protected(root: Path, before: set[str]) -> list[str]:
-    """Protected names under `root` that did not exist in `before` (created by a command)."""
-    return [n for n in PROTECTED_NAMES if n not in before and os.path.lexists(root / n)]
-
-
-def existing_protected(root: Path) -> set[str]:
-    return {n for n in PROTECTED_NAMES if os.path.lexists(root / n)}

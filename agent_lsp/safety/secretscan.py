@@ -1,9 +1,12 @@
-"""Secret files inside a folder the sandbox exposes, found with no cap on their number.
+"""Secret files inside a folder the sandbox exposes, found with no cap on their number, and
+the git folders at any depth (nested repositories, submodules), which it keeps read-only.
 
-The sandbox hides each one (an empty file or folder in its place). The walk is remembered per
-folder with the folder's mtime: a name added, removed or renamed changes the mtime of the
-folder holding it, so a later scan re-lists only the folders that changed and stats the rest.
-A walk that cannot finish in time is an error, never "no secrets" (fail closed)."""
+The sandbox hides each secret (an empty file or folder in its place). Everything is walked —
+installed dependencies too: a folder is never skipped for its name or a marker file the
+repository could ship. The walk is remembered per folder with the folder's inode, mtime and
+ctime: a name added, removed or renamed changes the folder's mtime, and a program that resets
+the mtime cannot reset the ctime, so a later scan re-lists only the folders that changed and
+stats the rest. A walk that cannot finish in time is an error, never "no secrets"."""
 
 from __future__ import annotations
 
@@ -15,10 +18,9 @@ from pathlib import Path, PurePosixPath
 
 from agent_lsp.safety.paths import SECRET_DIRS, is_secret_path
 
-__all__ = ["SKIP_DIRS", "SecretScan", "SecretScanError"]
+__all__ = ["Found", "SecretScan", "SecretScanError"]
 
-# Installed dependencies and git's own store: not the user's secrets, and huge.
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+GIT = ".git"  # a folder or a file (`gitdir: …`): not walked, kept read-only where it is
 
 
 class SecretScanError(RuntimeError):
@@ -27,9 +29,16 @@ class SecretScanError(RuntimeError):
 
 @dataclass(frozen=True)
 class _Listing:
-    mtime_ns: int
+    key: tuple[int, int, int]  # inode, mtime, ctime of the folder
     subdirs: tuple[str, ...]
     secrets: tuple[str, ...]  # names of secret files and folders in this folder
+    git: bool  # the folder holds a `.git`
+
+
+@dataclass(frozen=True)
+class Found:
+    secrets: list[Path]
+    gits: list[Path]  # every `.git` under the root (the root's own included)
 
 
 class SecretScan:
@@ -41,11 +50,12 @@ class SecretScan:
         self.budget = budget  # seconds a full walk may take before it counts as failed
         self._cache: dict[str, _Listing] = {}
 
-    def scan(self) -> list[Path]:
-        """Every secret under the root (files and whole secret folders); raises
-        `SecretScanError` when the walk cannot finish within the budget."""
+    def scan(self) -> Found:
+        """Every secret under the root (files and whole secret folders) and every `.git`;
+        raises `SecretScanError` when the walk cannot finish within the budget."""
         deadline = time.monotonic() + self.budget
         found: list[Path] = []
+        gits: list[Path] = []
         seen: dict[str, _Listing] = {}
         stack = [str(self.root)]
         while stack:
@@ -59,33 +69,38 @@ class SecretScan:
                 continue
             seen[folder] = listing
             found += [Path(folder, n) for n in listing.secrets]
+            if listing.git:
+                gits.append(Path(folder, GIT))
             stack += [os.path.join(folder, d) for d in listing.subdirs]  # noqa: PTH118 - str paths: fast
         self._cache = seen
-        return found
+        return Found(found, gits)
 
     def _listing(self, folder: str) -> _Listing | None:
         try:
-            mtime = os.stat(folder, follow_symlinks=False).st_mtime_ns  # noqa: PTH116
+            st = os.stat(folder, follow_symlinks=False)  # noqa: PTH116
         except OSError:
             return None
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         cached = self._cache.get(folder)
-        if cached is not None and cached.mtime_ns == mtime:
+        if cached is not None and cached.key == key:
             return cached
         subdirs: list[str] = []
         secrets: list[str] = []
+        git = False
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    self._classify(folder, entry, subdirs, secrets)
+                    if entry.name == GIT:
+                        git = True
+                        continue
+                    self._classify(entry, subdirs, secrets)
         except OSError:
             return None
-        listing = _Listing(mtime, tuple(subdirs), tuple(secrets))
+        listing = _Listing(key, tuple(subdirs), tuple(secrets), git)
         self._cache[folder] = listing
         return listing
 
-    def _classify(
-        self, folder: str, entry: os.DirEntry[str], subdirs: list[str], secrets: list[str]
-    ) -> None:
+    def _classify(self, entry: os.DirEntry[str], subdirs: list[str], secrets: list[str]) -> None:
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
             is_link = entry.is_symlink()
@@ -96,7 +111,7 @@ class SecretScan:
         if is_dir:
             if entry.name in SECRET_DIRS:
                 secrets.append(entry.name)
-            elif entry.name not in SKIP_DIRS and not _is_venv(entry.path):
+            else:
                 subdirs.append(entry.name)
         elif _secret_name(entry.name):
             secrets.append(entry.name)
@@ -111,7 +126,3 @@ def _secret_name(name: str) -> bool:
 
 
 _NO_HOME = Path("/nonexistent-home")
-
-
-def _is_venv(path: str) -> bool:
-    return Path(path, "pyvenv.cfg").is_file()

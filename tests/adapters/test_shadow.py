@@ -238,3 +238,38 @@ def test_many_files_are_copied_in_parallel(tmp_path: Path) -> None:
     assert len(copied) == 300
     assert copied["d1/f1.txt"] == (b"1", (src / "d1/f1.txt").stat().st_mtime_ns)
     assert copied["d0/f0.txt"][0] == b"overlay"
+
+
+def test_a_folder_the_tests_swapped_for_a_link_is_never_written_through(
+    project: Path, tmp_path: Path
+) -> None:
+    """A test (running in the shadow) replaces `pkg/` with a link to a folder of the user's;
+    the next sync — outside any sandbox — must neither write nor delete through it."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("user file\n")
+    shadow = ShadowWorkspace(project, tmp_path / "shadow")
+    dest = shadow.sync({})
+    shutil.rmtree(dest / "pkg")
+    (dest / "pkg").symlink_to(victim, target_is_directory=True)
+    (project / "pkg" / "keep.txt").write_text("from the project\n")
+    (project / "pkg" / "util.py").write_text("X = 2\n")
+    shadow.sync({})
+    assert sorted(os.listdir(victim)) == ["keep.txt"]
+    assert (victim / "keep.txt").read_text() == "user file\n"
+    assert not (dest / "pkg").is_symlink()
+    assert (dest / "pkg" / "util.py").read_text() == "X = 2\n"
+    (project / "pkg" / "keep.txt").unlink()
+    shutil.rmtree(dest / "pkg")
+    (dest / "pkg").symlink_to(victim, target_is_directory=True)
+    shadow.sync({})
+    assert (victim / "keep.txt").read_text() == "user file\n"
+
+
+def test_skipped_files_never_reach_the_shadow(project: Path, tmp_path: Path) -> None:
+    (project / ".env").write_text("TOKEN=x\n")
+    (project / "pkg" / "prod.env").write_text("TOKEN=y\n")
+    shadow = ShadowWorkspace(project, tmp_path / "shadow", skip=lambda rel: "env" in rel)
+    dest = shadow.sync({})
+    assert not (dest / ".env").exists() and not (dest / "pkg" / "prod.env").exists()
+    assert (dest / "pkg" / "util.py").read_text() == "X = 1\n"

@@ -112,7 +112,7 @@ async def test_editor_settings_a_command_creates_are_removed(outside: Layout) ->
     shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
     result = await run(shell, outside, "mkdir .idea && echo x > .idea/ws.xml; touch .envrc")
     assert result.exit_code == 126
-    assert "removed .idea, .envrc" in result.output
+    assert "removed .envrc, .idea" in result.output
     assert not (outside.ws / ".idea").exists() and not (outside.ws / ".envrc").exists()
 
 
@@ -261,8 +261,9 @@ def test_the_argv_uses_every_guard(tmp_path: Path, layout: Layout) -> None:
     (layout.ws / ".vscode").mkdir()
     sandbox = Sandbox(bwrap=str(fake), home=layout.home, private_base=tmp_path / "homes")
     confinement = Confinement(writable=(layout.ws,), visible=(layout.ws,))
-    argv = sandbox.wrap(["bash", "-c", "x"], layout.ws / "src", confinement, {"PATH": "/bin"})
-    assert argv is not None
+    wrapped = sandbox.wrap(["bash", "-c", "x"], layout.ws / "src", confinement, {"PATH": "/bin"})
+    assert wrapped is not None
+    argv = wrapped.argv
     text = " ".join(argv)
     assert argv[:6] == [
         str(fake),
@@ -285,8 +286,8 @@ def test_the_argv_uses_every_guard(tmp_path: Path, layout: Layout) -> None:
     shown = sandbox.wrap(
         ["x"], layout.ws, Confinement((layout.ws,), (layout.ws,), network=True, show_secrets=True)
     )
-    assert shown is not None and "--share-net" in shown
-    assert f"{layout.ws}/.env" not in " ".join(shown)
+    assert shown is not None and "--share-net" in shown.argv
+    assert f"{layout.ws}/.env" not in " ".join(shown.argv)
     assert Sandbox(enabled=False).wrap(["x"], layout.ws, confinement) is None
 
 

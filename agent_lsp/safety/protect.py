@@ -1,0 +1,151 @@
+"""What stays read-only inside a folder a sandboxed program may write, and the clean-up of
+what it must not have created.
+
+Read-only — as mount points, so they cannot be renamed, replaced or deleted either — are the
+files and folders that make something run outside the sandbox later or widen the agent: every
+`.git` at any depth (git honours its config: fsmonitor, hooks, filters) and the folders a
+`.git` file points to, the hooks folder and include files a repository config names inside the
+workspace, `.agent-lsp/`, the editor settings and `.envrc`. A `.git/config` holding a password
+in a URL is shown with the password removed. One of these a command created is moved away and
+deleted when it ends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = [
+    "PROTECTED_NAMES",
+    "ProtectionError",
+    "created_protected",
+    "existing_protected",
+    "read_only_args",
+    "remove_created",
+]
+
+PROTECTED_NAMES = (
+    ".git",
+    ".agent-lsp",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".helix",
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
+    ".envrc",
+)
+_CONFIG_PATHS = re.compile(r"^\s*(?:hookspath|path)\s*=\s*(.+?)\s*$", re.I | re.M)
+_URL_PASSWORD = re.compile(r"(://[^/\s:@]+):[^/\s@]+@")
+_GITDIR = re.compile(r"^gitdir:\s*(.+?)\s*$", re.M)
+
+
+class ProtectionError(RuntimeError):
+    """Something a command created could not be removed."""
+
+
+def read_only_args(root: Path, gits: Iterable[Path], scratch: Path | None) -> list[str]:
+    """bwrap arguments keeping the protected files of the writable `root` read-only; `gits`
+    are the `.git` entries found anywhere under it; `scratch` holds sanitised copies."""
+    with contextlib.suppress(OSError):  # the policy folder exists: none can be made inside
+        (root / ".agent-lsp").mkdir(exist_ok=True)
+    targets: list[Path] = [root / n for n in PROTECTED_NAMES]
+    for git in dict.fromkeys([root / ".git", *gits]):
+        targets += _git_targets(root, git)
+    out: list[str] = []
+    for target in dict.fromkeys(targets):
+        out += _mount_read_only(root, target)
+    config = root / ".git" / "config"
+    if scratch is not None and config.is_file() and not config.is_symlink():
+        out += _sanitised_config(config, scratch)
+    return out
+
+
+def _git_targets(root: Path, git: Path) -> list[Path]:
+    """The `.git` itself, where a `.git` file points, and the hooks folder and include files
+    its config names, when they are inside `root`."""
+    found = [git]
+    folder = git
+    if git.is_file() and not git.is_symlink():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            match = _GITDIR.search(git.read_text(encoding="utf-8"))
+            if match:
+                folder = (git.parent / match.group(1)).resolve()
+                found.append(folder)
+    for name in ("config", "config.worktree", "commondir"):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            text = (folder / name).read_text(encoding="utf-8")
+            if name == "commondir":
+                found.append((folder / text.strip()).resolve())
+                continue
+            for value in _CONFIG_PATHS.findall(text):
+                path = Path(os.path.expanduser(value.strip('"')))
+                # relative: hooksPath from the work tree, include paths from the config
+                found += [path] if path.is_absolute() else [git.parent / path, folder / path]
+    real = Path(os.path.realpath(root))
+    return [p for p in found if Path(os.path.realpath(p)).is_relative_to(real)]
+
+
+def _mount_read_only(root: Path, target: Path) -> list[str]:
+    if target.is_symlink():  # mount what it points to, when that is in the workspace
+        real = Path(os.path.realpath(target))
+        inside = real.is_relative_to(Path(os.path.realpath(root)))
+        return ["--ro-bind", str(real), str(real)] if inside and real.exists() else []
+    if target.exists():
+        return ["--ro-bind", str(target), str(target)]
+    return []
+
+
+def _sanitised_config(config: Path, scratch: Path) -> list[str]:
+    """A remote URL with a password in `.git/config`: programs see it without."""
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not _URL_PASSWORD.search(text):
+        return []
+    copy = scratch / f"git-config-{uuid.uuid4().hex}"
+    copy.write_text(_URL_PASSWORD.sub(r"\1@", text), encoding="utf-8")
+    return ["--ro-bind", str(copy), str(config)]
+
+
+def existing_protected(root: Path, gits: Iterable[Path] = ()) -> set[Path]:
+    return {root / n for n in PROTECTED_NAMES if os.path.lexists(root / n)} | set(gits)
+
+
+def created_protected(root: Path, before: set[Path], gits: Iterable[Path] = ()) -> list[Path]:
+    """Protected entries under `root` not in `before` (created by a command)."""
+    return sorted(existing_protected(root, gits) - before)
+
+
+def remove_created(root: Path, paths: Iterable[Path]) -> list[str]:
+    """Move each away (a harmless name, so git and the editor stop seeing it at once), then
+    delete it; their names relative to `root`. Raises `ProtectionError` when one is still
+    there."""
+    removed: list[str] = []
+    for path in paths:
+        away = path.with_name(f".agent-lsp-removed-{uuid.uuid4().hex}")
+        try:
+            path.rename(away)
+        except OSError as exc:
+            raise ProtectionError(f"could not remove {path}: {exc}") from exc
+        subprocess.run(
+            ["rm", "-rf", "--one-file-system", "--", str(away)],
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
+        if os.path.lexists(path):
+            raise ProtectionError(f"could not remove {path}")
+        removed.append(
+            path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        )
+    return removed

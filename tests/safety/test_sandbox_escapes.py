@@ -1,0 +1,191 @@
+"""Escapes a review found in the first sandbox redesign, each held now, with the real bwrap:
+secrets in folders a repository can make the walk skip, git configuration below the root,
+a created `.git` that resists removal, a workspace holding the home, other homes and sockets
+visible, a reset mtime, a symlinked editor folder, credentials passing by prefix, and git
+without a sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.gitcli import Git
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement, Sandbox
+from agent_lsp.safety.sandbox_env import sandbox_env
+from tests.safety.conftest import Layout
+from tests.safety.test_sandbox import outside, require_sandbox, run, shell_for
+
+__all__ = ["outside"]  # the fixture, shared
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+async def test_no_folder_is_skipped_by_a_marker_the_repository_ships(outside: Layout) -> None:
+    (outside.ws / "config/.env").write_text("TOKEN=config-secret\n")
+    (outside.ws / "node_modules/pkg").mkdir(parents=True)
+    (outside.ws / "node_modules/pkg/.env").write_text("TOKEN=nm-secret\n")
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    first = await run(shell, outside, "touch config/pyvenv.cfg; mv config node_modules/moved")
+    assert first.exit_code == 0
+    read = await run(shell, outside, "cat node_modules/moved/.env node_modules/pkg/.env")
+    assert "config-secret" not in read.output and "nm-secret" not in read.output
+
+
+async def test_a_password_in_a_remote_url_is_not_shown(outside: Layout) -> None:
+    (outside.ws / ".git/config").write_text(
+        '[remote "origin"]\n\turl = https://user:ghp-url-secret@example.com/r.git\n'
+    )
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    result = await run(shell, outside, "cat .git/config")
+    assert "ghp-url-secret" not in result.output and "https://user@example.com" in result.output
+
+
+async def test_git_configuration_below_the_root_stays_read_only(outside: Layout) -> None:
+    sub = outside.ws / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    lib = outside.ws / "lib"
+    (lib / ".gd").mkdir(parents=True)
+    git(lib / ".gd", "init", "-q", "--bare")
+    (lib / ".git").write_text("gitdir: .gd\n")
+    (outside.ws / ".git/config").write_text("[core]\n\thooksPath = .husky/_\n")
+    (outside.ws / ".husky/_").mkdir(parents=True)
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    for attack in [
+        "git -C sub config core.fsmonitor 'touch /var/tmp/x'",
+        "echo '[core]' >> lib/.gd/config",
+        "echo 'gitdir: /tmp' > lib/.git",
+        "echo 'touch /var/tmp/x' > .husky/_/pre-commit",
+    ]:
+        result = await run(shell, outside, attack)
+        assert result.exit_code != 0, (attack, result.output)
+    assert "fsmonitor" not in (sub / ".git/config").read_text()
+    assert (lib / ".git").read_text() == "gitdir: .gd\n"
+    assert not (outside.ws / ".husky/_/pre-commit").exists()
+
+
+async def test_a_git_folder_a_command_creates_anywhere_is_removed(outside: Layout) -> None:
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    deep = "/".join(["d"] * 1100)  # too deep for a recursive delete in Python
+    result = await run(
+        shell,
+        outside,
+        f"mkdir -p new && cd new && git init -q && git config core.fsmonitor x && mkdir -p .git/{deep}",
+    )
+    assert result.exit_code == 126 and "removed" in result.output, result.output
+    assert not (outside.ws / "new/.git").exists()
+    assert not any(p.name.startswith(".agent-lsp-removed") for p in (outside.ws / "new").iterdir())
+
+
+async def test_a_workspace_that_holds_the_home_is_refused(outside: Layout) -> None:
+    sandbox = require_sandbox(outside.home, outside.ws.parent)
+    holder = Layout(outside.home, outside.home.parent)
+    result = await run(shell_for(sandbox, holder), holder, "cat home/.aws/credentials")
+    assert result.exit_code == 126 and "holds the home folder" in result.output
+    assert "aws_secret" not in result.output
+
+
+async def test_other_homes_and_other_private_homes_are_hidden(
+    outside: Layout, tmp_path: Path
+) -> None:
+    sandbox = require_sandbox(Path.home(), outside.ws.parent)
+    other = Layout(outside.home, outside.ws.parent / "other-ws")
+    other.ws.mkdir()
+    first = await run(shell_for(sandbox, other), other, "echo other-secret > ~/.npmrc")
+    assert first.exit_code == 0
+    private = next((outside.ws.parent / "private-homes").iterdir())
+    shell = shell_for(sandbox, outside)
+    result = await run(shell, outside, f"cat {private}/.npmrc")
+    assert "other-secret" not in result.output
+    (Path("/home") / "agent-lsp-test-user").mkdir(parents=True, exist_ok=True)
+    try:
+        homes = await run(shell, outside, "ls -A /home")
+    finally:
+        (Path("/home") / "agent-lsp-test-user").rmdir()
+    assert homes.output == "", homes.output  # other users' homes hidden too
+
+
+async def test_host_sockets_are_hidden(outside: Layout) -> None:
+    folder = Path(tempfile.mkdtemp(dir="/run")) if os.access("/run", os.W_OK) else None
+    if folder is None:
+        pytest.skip("/run is not writable here")
+    path = folder / "host.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    try:
+        shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+        probe = f"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); print('up')"
+        result = await run(shell, outside, f'python3 -c "{probe}"')
+        assert "up" not in result.output and result.exit_code != 0
+    finally:
+        server.close()
+        path.unlink()
+        folder.rmdir()
+
+
+async def test_a_reset_folder_mtime_does_not_hide_a_new_secret(outside: Layout) -> None:
+    conf = outside.ws / "conf"
+    conf.mkdir()
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    stamp = conf.stat().st_mtime_ns
+    assert (await run(shell, outside, "ls conf")).exit_code == 0  # scanned
+    (conf / ".env").write_text("TOKEN=late-secret\n")
+    os.utime(conf, ns=(stamp, stamp))  # what a program inside could do meanwhile
+    result = await run(shell, outside, "cat conf/.env")
+    assert "late-secret" not in result.output
+
+
+async def test_a_symlinked_editor_folder_does_not_stop_every_command(outside: Layout) -> None:
+    (outside.ws / "docs").mkdir()
+    (outside.ws / ".vscode").symlink_to("docs")
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    ok = await run(shell, outside, "echo fine")
+    assert ok.exit_code == 0 and ok.output == "fine\n"
+    blocked = await run(shell, outside, "echo '{}' > .vscode/settings.json")
+    assert blocked.exit_code != 0 and not (outside.ws / "docs/settings.json").exists()
+
+
+def test_credentials_do_not_pass_by_prefix(tmp_path: Path) -> None:
+    env = sandbox_env(
+        {
+            "GOOGLE_MAPS_KEY": "a",
+            "GODADDY_KEY": "b",
+            "PYTHON_SIGNING_KEY": "c",
+            "LC_FORWARDED_PW": "d",
+            "GOPATH": "/go",
+            "PYTHONPATH": "/p",
+        },
+        tmp_path,
+    )
+    assert {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR", "PATH")} == {
+        "GOPATH": "/go",
+        "PYTHONPATH": "/p",
+    }
+
+
+async def test_git_without_a_sandbox_works_and_refuses_configured_programs(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    off = ConfinedShell(Sandbox(enabled=False), Confinement(visible=(repo,)))
+    status = await Git(repo, off).run("status", "--porcelain")
+    assert status.exit_code == 0 and "?? a.txt" in status.output
+    canary = tmp_path / "canary"
+    git(repo, "config", "core.fsmonitor", f"touch {canary}; false")
+    refused = await Git(repo, off).run("status", "--porcelain")
+    assert refused.exit_code == 126 and "core.fsmonitor" in refused.output
+    await asyncio.sleep(0.1)
+    assert not canary.exists()
