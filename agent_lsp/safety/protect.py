@@ -86,7 +86,7 @@ def _git_targets(root: Path, git: Path) -> list[Path]:
                 found.append((folder / text.strip()).resolve())
                 continue
             for value in _CONFIG_PATHS.findall(text):
-                path = Path(os.path.expanduser(value.strip('"')))
+                path = Path(value.strip('"')).expanduser()
                 # relative: hooksPath from the work tree, include paths from the config
                 found += [path] if path.is_absolute() else [git.parent / path, folder / path]
     real = Path(os.path.realpath(root))

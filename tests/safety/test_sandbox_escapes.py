@@ -79,7 +79,8 @@ async def test_a_git_folder_a_command_creates_anywhere_is_removed(outside: Layou
     result = await run(
         shell,
         outside,
-        f"mkdir -p new && cd new && git init -q && git config core.fsmonitor x && mkdir -p .git/{deep}",
+        "mkdir -p new && cd new && git init -q && git config core.fsmonitor x"
+        f" && mkdir -p .git/{deep}",
     )
     assert result.exit_code == 126 and "removed" in result.output, result.output
     assert not (outside.ws / "new/.git").exists()
