@@ -81,7 +81,9 @@ def git(b: Builder, name: str, args: Args) -> None:
     sub = sub_word.value
     if i:
         b.part.aliases.append(["git", sub, *(w.value for w in rest)])
-    if (found := bare_repository(b, repo_dir)) is not None:
+    if not b.state.known and repo_dir == b.cwd:
+        b.add(Risk.UNDECIDABLE, "git: the repository depends on a folder not known here")
+    elif (found := bare_repository(b, repo_dir)) is not None:
         b.add(Risk.EXEC, f"git would use the repository {found} (its config may run programs)")
     saved = b.offset
     b.offset += 1 + i  # the subcommand is argv[0] of what follows

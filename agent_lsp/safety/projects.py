@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from agent_lsp.safety.builder import Builder
+from agent_lsp.safety.danger import danger
 from agent_lsp.safety.grammar import check
 from agent_lsp.safety.options import Parsed, spec
 from agent_lsp.safety.projectspecs import CARGO, CARGO_GLOBAL, GO, LIBTEST, PYTEST, UNITTEST
@@ -48,6 +49,11 @@ def pytest(b: Builder, args: Args) -> None:
         if g.value is None or not _WARNINGS.fullmatch(g.value.value):
             b.add(Risk.EXEC, "pytest -W names a warning class in a module it imports")
             ok = False
+    for g in parsed.get("--basetemp"):
+        b.add(Risk.DESTRUCTIVE, "pytest --basetemp empties that folder first", b.token(g.index))
+        if g.value is not None and g.value.static:
+            where = g.value_index if g.value_index is not None else g.index
+            danger(b, where, g.value, "pytest --basetemp")
     for i, w in parsed.operands:
         path = w.value.split("::", 1)[0]
         if not w.static:

@@ -150,6 +150,12 @@ def xargs(b: Builder, name: str, args: Args) -> None:
     parsed = check(b, name, _XARGS, args)
     start = parsed.operands[0][0] if parsed.operands else len(args)
     inner = args[start:] or [Word("echo", "echo")]
+    replace = [g.value.value if g.value else "{}" for g in parsed.get("-I", "--replace")]
+    if replace:  # the input is pasted into the words holding the replace string
+        inner = [
+            Word(w.raw, UNKNOWN, dynamic=True) if any(r in w.value for r in replace) else w
+            for w in inner
+        ]
     b.nested([*inner, Word("{input}", UNKNOWN, dynamic=True)], "xargs")
 
 

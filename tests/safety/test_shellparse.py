@@ -129,3 +129,60 @@ def test_helpers() -> None:
     assert suspicious_char("plain text\twith tab\n") is None
     assert suspicious_char("é ü 中文") is None
     assert suspicious_char("a\x1b[31m") is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo $'a'",
+        'echo $"a"',
+        "ls {a,b}",
+        "cat <<< x",
+        "ls &> out",
+        "ls |& cat",
+        "cat <(ls)",
+        "echo ${x/a/b}",
+        "echo ${x:1}",
+        "time ls",
+        "ls 10>x",
+    ],
+)
+def test_what_dash_reads_differently_is_a_problem_in_the_dash_dialect(text: str) -> None:
+    assert parse(text, dialect="dash").problems
+    assert not parse(text).problems  # bash reads it fine
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("echo $((x))", "arithmetic on variables"),
+        ("echo ${a[i]}", "assigns or evaluates arithmetic"),
+        ("echo ${s:i}", "assigns or evaluates arithmetic"),
+        ("echo ${!x}", "assigns or evaluates arithmetic"),
+        (": ${X:=1}", "assigns or evaluates arithmetic"),
+        ("echo $[1]", "$[...]"),
+        ("a[$(id)]=1", "array element"),
+        ("for PATH in x; do ls; done", "a for loop setting PATH"),
+    ],
+)
+def test_arithmetic_and_assigning_expansions_are_problems(text: str, problem: str) -> None:
+    problems = parse(text).problems
+    assert any(problem in p for p in problems), problems
+
+
+def test_plain_expansions_are_fine() -> None:
+    for text in ("echo $((1 + 2))", "echo ${#x} ${x:-a} ${x%.py} ${a[0]} ${a[@]}", "echo ${x:0:2}"):
+        assert parse(text).problems == [], text
+
+
+def test_commands_know_their_position() -> None:
+    cmds = parse("a; b && c | d & e || { f; }").commands
+    shown = [(c.argv[0], c.before, c.after, c.compound) for c in cmds]
+    assert shown == [
+        ("a", "", ";", 0),
+        ("b", ";", "&&", 0),
+        ("c", "&&", "|", 0),
+        ("d", "|", "&", 0),
+        ("e", "&", "||", 0),
+        ("f", "||", ";", 1),
+    ]
