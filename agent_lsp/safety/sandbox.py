@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,6 +172,7 @@ class Sandbox:
     pass_env: tuple[str, ...] = ()  # settings sandbox.passEnv
     private_base: Path | None = None  # where private homes live (default ~/.cache/agent-lsp)
     toolchains: tuple[Path, ...] = ()  # more home folders to show back read-only
+    hide: Callable[[str], bool] | None = None  # more paths to hide (deny path rules)
     _scans: dict[Path, SecretScan] = field(default_factory=dict[Path, SecretScan], repr=False)
 
     @property
@@ -198,7 +199,7 @@ class Sandbox:
     def scanner(self, root: Path) -> SecretScan:
         real = Path(os.path.realpath(root))
         if real not in self._scans:
-            self._scans[real] = SecretScan(real, self.home)
+            self._scans[real] = SecretScan(real, self.home, hide=self.hide)
         return self._scans[real]
 
     def wrap(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -44,10 +45,19 @@ class Found:
 class SecretScan:
     """The secret files and folders under one root, kept current between scans."""
 
-    def __init__(self, root: Path, home: Path, budget: float = 20.0) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        budget: float = 20.0,
+        hide: Callable[[str], bool] | None = None,
+    ) -> None:
+        """`hide(path)`: more files and folders to hide (the deny path rules), by absolute
+        path."""
         self.root = Path(os.path.realpath(root))
         self.home = home
         self.budget = budget  # seconds a full walk may take before it counts as failed
+        self.hide = hide
         self._cache: dict[str, _Listing] = {}
 
     def scan(self) -> Found:
@@ -108,7 +118,9 @@ class SecretScan:
             return
         if is_link:
             return  # the link's target is what the sandbox shows; it is hidden where it is
-        if is_dir:
+        if self.hide is not None and self.hide(entry.path):
+            secrets.append(entry.name)
+        elif is_dir:
             if entry.name in SECRET_DIRS:
                 secrets.append(entry.name)
             else:

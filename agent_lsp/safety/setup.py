@@ -3,11 +3,12 @@ project's `.agent-lsp/policy.toml` — the same for the LSP server and `agent-ls
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_lsp.safety.engine import SafetyPolicy
-from agent_lsp.safety.paths import PathGuard
+from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import Action
 from agent_lsp.safety.rules import RuleSet, rules_from_toml
 from agent_lsp.safety.sandbox import Sandbox
@@ -34,6 +35,24 @@ def extra_roots(root: Path, settings: Settings) -> list[Path]:
         p = Path(text).expanduser()
         out.append(p if p.is_absolute() else root / p)
     return out
+
+
+def denied_paths(rules: RuleSet, guard: PathGuard) -> Callable[[str], bool] | None:
+    """The deny path rules for commands, as the sandbox applies them: what they name is
+    hidden from every program, whatever the classifier made of the command."""
+    denied = [
+        r
+        for r in rules.of(Action.DENY)
+        if r.path is not None and r.command is None and r.for_tool("run_command")
+    ]
+    if not denied:
+        return None
+
+    def hidden(path: str) -> bool:  # walked, not followed: the path is already resolved
+        res = Resolved(path, Path(path), True, True, False, False, False, False)
+        return any(rule.matches_path(res, guard) for rule in denied)
+
+    return hidden
 
 
 def build_policy(
@@ -74,6 +93,7 @@ def build_policy(
         home=home or Path.home(),
         pass_env=tuple(settings.sandbox.pass_env),
     )
+    sandbox.hide = denied_paths(rules, guard)
     if notice := sandbox.notice():  # once per process and reason
         messages.append(notice)
     status = sandbox.status()

@@ -190,3 +190,23 @@ async def test_git_without_a_sandbox_works_and_refuses_configured_programs(
     assert refused.exit_code == 126 and "core.fsmonitor" in refused.output
     await asyncio.sleep(0.1)
     assert not canary.exists()
+
+
+async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) -> None:
+    """Whatever the classifier makes of a command (`git grep`, a script), a deny path rule's
+    files are not there inside the sandbox."""
+    from agent_lsp.safety.setup import build_policy
+    from agent_lsp.settings import Settings
+
+    (outside.ws / "customer-data").mkdir()
+    (outside.ws / "customer-data/records.csv").write_text("alice,ssn-canary\n")
+    (outside.ws / "notes.csv").write_text("public\n")
+    (outside.ws / ".agent-lsp/policy.toml").write_text('[[deny]]\npath = "customer-data/**"\n')
+    setup = build_policy(outside.ws, Settings.model_validate({}), home=outside.home)
+    sandbox = require_sandbox(outside.home, outside.ws.parent)
+    sandbox.hide = setup.sandbox.hide
+    shell = shell_for(sandbox, outside)
+    result = await run(
+        shell, outside, "grep -r ssn . ; python3 -c \"print(open('notes.csv').read())\""
+    )
+    assert "ssn-canary" not in result.output and "public" in result.output
