@@ -51,6 +51,7 @@ class Builder:
         self.stdin: str | None = None  # a here-document or here-string fed to the command
         self.clean = False  # a `cd` here surely changes the folder of later parts
         self.chained = False  # ... but only after `&&`
+        self.scope: tuple[int, ...] = ()  # the subshells this part runs in
         self.plain = True  # only wrappers that keep the meaning (timeout, nice, command)
         self.vet = False  # the handler found a vetted program with grammar-known arguments
 
@@ -113,19 +114,18 @@ class Builder:
     def nested_script(self, text: str, context: str, dialect: str = "bash") -> None:
         """A command string another shell runs (`bash -c`, `sh -c`, `watch`): parsed and
         classified; a `cd` in it changes only that shell's folder."""
-        saved = (self.state.cwd, self.state.pwd, self.state.known, self.state.chain)
-        saved_clean = self.state.clean
-        self.state.clean, self.state.chain = True, False
+        state = self.state
+        saved = (state.cwd, state.pwd, state.known, state.chain, state.clean, state.scopes)
+        state.clean, state.chain, state.scopes = True, False, []
         try:
-            self.host.script(text, self.state, self.depth + 1, context, dialect)
+            self.host.script(text, state, self.depth + 1, context, dialect)
         finally:
-            self.state.cwd, self.state.pwd, self.state.known, self.state.chain = saved
-            self.state.clean = saved_clean
+            state.cwd, state.pwd, state.known, state.chain, state.clean, state.scopes = saved
 
     def same_shell_script(self, text: str, context: str) -> None:
         """A command string this shell runs itself (`eval`): its `cd` stays."""
         saved_clean = self.state.clean
-        self.state.clean = saved_clean and self.clean and not self.chained
+        self.state.clean = saved_clean and self.clean and not self.chained and not self.scope
         try:
             self.host.script(text, self.state, self.depth + 1, context, "bash")
         finally:

@@ -141,6 +141,7 @@ def cd(b: Builder, name: str, args: Args) -> None:
     operands = parsed.operands
     state = b.state
     b.vet = True
+    state.change(b.scope)  # whatever happens, it ends with the subshell
     if len(operands) > 1 or not parsed.clean:
         b.add(Risk.UNDECIDABLE, "cd: these arguments are not followed here")
         state.known = False

@@ -126,16 +126,16 @@ class Classifier:
     # ---- one simple command ---------------------------------------------------------------
     def command(self, cmd: Command, state: State, depth: int, context: str) -> None:
         where = cmd.context if context == "top" else context
+        state.enter(cmd.scope)
         if state.chain and cmd.before != "&&":
             state.known, state.chain = False, False  # a cd after && held to the chain's end
         argv = [f"{n}={w.value}" for n, w in cmd.assigns] + [w.value for w in cmd.words]
         part = Part(argv=argv, cwd=state.cwd, context=where)
         state.parts.append(part)
         b = Builder(self, part, state, depth)
+        b.scope = cmd.scope
         b.clean = (
             state.clean
-            and cmd.depth == 0
-            and cmd.context == "top"
             and cmd.compound == 0
             and cmd.before in _CLEAN_BEFORE
             and cmd.after not in _PIPED_AFTER

@@ -60,6 +60,12 @@ class Ctx:
         self.commands: list[Command] = []
         self.problems: list[str] = []
         self.pipelines = 0
+        self.subshells = 0
+
+    def new_scope(self, scope: tuple[int, ...]) -> tuple[int, ...]:
+        """The scope of a subshell opened inside `scope`."""
+        self.subshells += 1
+        return (*scope, self.subshells)
 
     def problem(self, text: str) -> None:
         if text not in self.problems:
@@ -88,7 +94,9 @@ def parse(
 
 
 class Parser:
-    def __init__(self, text: str, ctx: Ctx, depth: int, context: str) -> None:
+    def __init__(
+        self, text: str, ctx: Ctx, depth: int, context: str, scope: tuple[int, ...] = ()
+    ) -> None:
         if depth > MAX_DEPTH:
             raise ParseAbort(f"nested more than {MAX_DEPTH} levels deep")
         self.s = text
@@ -100,10 +108,11 @@ class Parser:
         self.peeked: tuple[int, int, tuple[str, str, Word | None]] | None = None
         self.compound = 0
         self.last_op = ""
+        self.scope = scope  # the subshells this text runs in (a `cd` stays inside)
 
     def spawn(self, text: str, context: str) -> Parser:
         """A parser for text inside this one (a here-document body, `${...}`)."""
-        return Parser(text, self.ctx, self.depth + 1, context)
+        return Parser(text, self.ctx, self.depth + 1, context, self.scope)
 
     # ---- structure -------------------------------------------------------------------
     def parse_all(self) -> None:
@@ -136,7 +145,7 @@ class Parser:
             self.last_op = saved
 
     def parse_command(self, pipeline: int) -> None:
-        cmd = Command(depth=self.depth, context=self.context, pipeline=pipeline)
+        cmd = Command(depth=self.depth, context=self.context, pipeline=pipeline, scope=self.scope)
         cmd.before = self.last_op
         while True:
             kind, text, word = self.peek()
@@ -229,16 +238,18 @@ class Parser:
     def sub_list(self, close: str, context: str) -> None:
         if self.depth + 1 > MAX_DEPTH:
             raise ParseAbort(f"nested more than {MAX_DEPTH} levels deep")
-        saved = (self.depth, self.context)
+        saved = (self.depth, self.context, self.scope, self.compound)
         self.depth, self.context = self.depth + 1, context
+        self.scope, self.compound = self.ctx.new_scope(self.scope), 0
         try:
             if self.parse_list(frozenset({close})) != close:
                 raise ParseAbort(f"missing {close!r}")
         finally:
-            self.depth, self.context = saved
+            self.depth, self.context, self.scope, self.compound = saved
 
     def sub_text(self, text: str, context: str) -> None:
-        Parser(text, self.ctx, self.depth + 1, context).parse_all()
+        scope = self.ctx.new_scope(self.scope)
+        Parser(text, self.ctx, self.depth + 1, context, scope).parse_all()
 
     def redirect(self, op: str, fd_word: Word | None) -> Redirect:
         fd = int(fd_word.value) if fd_word is not None else None

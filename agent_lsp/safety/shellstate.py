@@ -74,11 +74,25 @@ class State:
     chain: bool = False  # a cd after `&&`: the folder holds only to the end of that chain
     clean: bool = True  # this script runs in a shell of its own or at the top (for `cd`)
     parse_pwd: str = ""  # the folder `$PWD` and `~+` were expanded with
+    # subshells a cd changed the folder of, with the folder to go back to when they end
+    scopes: list[tuple[tuple[int, ...], Path, str, bool, bool]] = field(
+        default_factory=list[tuple[tuple[int, ...], Path, str, bool, bool]]
+    )
     parts: list[Part] = field(default_factory=list[Part])
     problems: list[str] = field(default_factory=list[str])
 
     def __post_init__(self) -> None:
         self.pwd = self.pwd or str(self.cwd)
+
+    def enter(self, scope: tuple[int, ...]) -> None:
+        """A command in `scope` runs next: subshells that ended give their folder back."""
+        while self.scopes and self.scopes[-1][0] != scope[: len(self.scopes[-1][0])]:
+            _, self.cwd, self.pwd, self.known, self.chain = self.scopes.pop()
+
+    def change(self, scope: tuple[int, ...]) -> None:
+        """A cd in `scope` is about to change the folder: remember the one to go back to."""
+        if scope and not (self.scopes and self.scopes[-1][0] == scope):
+            self.scopes.append((scope, self.cwd, self.pwd, self.known, self.chain))
 
 
 @dataclass(frozen=True)

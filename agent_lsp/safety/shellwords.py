@@ -117,7 +117,8 @@ class Command:
     pipeline: int = 0
     before: str = ""  # the operator before it: "", ";", "\n", "&&", "||", "|", "|&", "&"
     after: str = ""  # the operator after it ("" at the end of a list)
-    compound: int = 0  # inside how many { }, if, while, until, for bodies
+    compound: int = 0  # inside how many { }, if, while, until, for bodies (of its subshell)
+    scope: tuple[int, ...] = ()  # the subshells it runs in: ( ), $( ), ` `, <( )
 
     @property
     def argv(self) -> list[str]:
