@@ -5,6 +5,7 @@ keys) and, where the machine has an OS sandbox, runs inside it as its `Confineme
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import shutil
 import tempfile
@@ -25,6 +26,15 @@ from agent_lsp.safety.sandbox_env import sandbox_env
 
 __all__ = ["ConfinedShell"]
 
+_scratch: list[Path] = []
+
+
+def _scratch_root() -> Path:
+    if not _scratch or not _scratch[0].is_dir():
+        _scratch[:] = [Path(tempfile.mkdtemp(prefix="agent-lsp-scratch-"))]
+        atexit.register(shutil.rmtree, _scratch[0], True)
+    return _scratch[0]
+
 
 class ConfinedShell:
     """A `Shell` (and `ScriptShell`) whose programs run confined. Without an OS sandbox they
@@ -39,15 +49,12 @@ class ConfinedShell:
         self.sandbox = sandbox
         self.confinement = confinement
         self.inner = inner or PosixShell()
-        self._scratch: Path | None = None
 
     @property
     def scratch_root(self) -> Path:
         """Where the adapters make their temporary folders (`adapters.shell.scratch_dir`):
-        writable inside the sandbox, outside its private /tmp."""
-        if self._scratch is None or not self._scratch.is_dir():
-            self._scratch = Path(tempfile.mkdtemp(prefix="agent-lsp-scratch-"))
-        return self._scratch
+        writable inside the sandbox, outside its private /tmp; one per process."""
+        return _scratch_root()
 
     @property
     def max_output_bytes(self) -> int:
@@ -60,9 +67,7 @@ class ConfinedShell:
     def but(self, **changes: object) -> ConfinedShell:
         """The same shell with some of the confinement changed (`network=True`, ...)."""
         confinement = replace(self.confinement, **changes)  # pyright: ignore[reportArgumentType]
-        shell = ConfinedShell(self.sandbox, confinement, self.inner)
-        shell._scratch = self._scratch
-        return shell
+        return ConfinedShell(self.sandbox, confinement, self.inner)
 
     def environment(
         self, env: Mapping[str, str] | None = None, home: Path | None = None

@@ -12,6 +12,7 @@ deleted when it ends."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import subprocess
@@ -111,8 +112,10 @@ def _sanitised_config(config: Path, scratch: Path) -> list[str]:
         return []
     if not _URL_PASSWORD.search(text):
         return []
-    copy = scratch / f"git-config-{uuid.uuid4().hex}"
-    copy.write_text(_URL_PASSWORD.sub(r"\1@", text), encoding="utf-8")
+    clean = _URL_PASSWORD.sub(r"\1@", text)
+    copy = scratch / f"git-config-{hashlib.sha256(clean.encode()).hexdigest()[:16]}"
+    if not copy.exists():
+        copy.write_text(clean, encoding="utf-8")
     return ["--ro-bind", str(copy), str(config)]
 
 
