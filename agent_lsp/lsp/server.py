@@ -124,7 +124,9 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
             except Exception:  # an editor that cannot answer keeps initializationOptions
                 return
             if pulled and isinstance(pulled[0], dict) and pulled[0]:
-                state.apply_editor_settings({**(ls.options or {}), **pulled[0]})
+                from agent_lsp.settings import deep_merge  # loaded with the state
+
+                state.apply_editor_settings(deep_merge(ls.options or {}, pulled[0]))
 
     @server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:

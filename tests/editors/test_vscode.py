@@ -349,6 +349,12 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
     ]
     changes = [c["settings"] for c in _sent(seen, "workspace/didChangeConfiguration")]
     assert changes[0] == {"agentLsp": user}
+    pulled = [  # the server's workspace/configuration: the same, never VS Code's defaults
+        t["body"]
+        for t in seen["traffic"]
+        if t["method"].startswith("workspace/configuration") and t["kind"] == "response"
+    ]
+    assert pulled and pulled[0] == [user]
     assert {"agentLsp": {**user, "tests": {"runOnSave": True}}} in changes
 
 

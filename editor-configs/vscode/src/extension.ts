@@ -68,6 +68,12 @@ function createClient(context: vscode.ExtensionContext, tracker: TaskTracker): L
     middleware: {
       // The server reads `agentLsp` from the notification; VS Code's defaults stay out of it.
       workspace: {
+        // The pull model likewise: only what the user set (VS Code would answer with every
+        // default, hiding the user's own agent-lsp config file).
+        configuration: (params, token, next) =>
+          params.items.every((item) => item.section === SECTION)
+            ? params.items.map(() => currentServerSettings(context))
+            : next(params, token),
         didChangeConfiguration: async () => {
           if (client !== created || created.state !== State.Running) {
             return; // being replaced: the new server gets them as initializationOptions
