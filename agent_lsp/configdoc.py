@@ -41,7 +41,7 @@ _UNTRUSTED = {
     "free": "set",
     "off": "turn off",
     "on": "turn on",
-    "level": "lower",
+    "stricter": "stricter values",
     "subset": "remove entries",
     "same": "no",
 }

@@ -183,11 +183,12 @@ _LATER = "editor settings sent after start-up"
 
 # What an untrusted layer (the project's config; settings the editor sends after start-up) may
 # do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
-# it off/on; `level` not above; `subset` only drop entries; `same` (every key not listed: all of
-# model.*, whatever is added later) change nothing. It may always restrict, never widen.
-_Rule = Literal["free", "same", "off", "on", "level", "subset"]
+# it off/on; `stricter` a value earlier in _STRICTEST_FIRST; `subset` only drop entries; `same`
+# (every key not listed: all of model.*, whatever is added later) change nothing. It may always
+# restrict, never widen.
+_Rule = Literal["free", "same", "off", "on", "stricter", "subset"]
 UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
-    ("applyMode",): "free",
+    ("applyMode",): "stricter",
     ("maxSteps",): "free",
     ("toolTimeout",): "free",
     ("editTimeout",): "free",
@@ -195,7 +196,7 @@ UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
     ("tests", "timeout"): "free",
     ("memory", "maxInjected"): "free",
     ("memory", "initStepTimeout"): "free",
-    ("permissionLevel",): "level",
+    ("permissionLevel",): "stricter",
     ("extraRoots",): "subset",
     ("sandbox", "passEnv"): "subset",
     ("sandbox", "enabled"): "on",
@@ -205,6 +206,12 @@ UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
     ("suggestions", "enabled"): "off",
     ("memory", "distill"): "off",
     ("memory", "inject"): "off",
+}
+
+
+_STRICTEST_FIRST: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("permissionLevel",): _LEVELS,
+    ("applyMode",): ("review", "direct"),  # a proposal to accept is stricter than an edit
 }
 
 
@@ -296,16 +303,18 @@ def _strip(
             warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
 
 
-def _keeps(rule: _Rule, value: Any, mine: Any) -> bool:
-    """May an untrusted layer set `value` where the user's own settings give `mine`?"""
+def _keeps(path: tuple[str, ...], value: Any, mine: Any) -> bool:
+    """May an untrusted layer set `value` at `path` where the user's own settings give `mine`?"""
+    rule = untrusted_rule(path)
     if rule == "free" or value == mine:
         return True
     if rule == "off":
         return value is False
     if rule == "on":
         return value is True
-    if rule == "level":
-        return value in _LEVELS and mine in _LEVELS and _LEVELS.index(value) <= _LEVELS.index(mine)
+    if rule == "stricter":
+        order = _STRICTEST_FIRST[path]
+        return value in order and mine in order and order.index(value) <= order.index(mine)
     if rule == "subset":
         entries, own = _names(value), _names(mine)
         return entries is not None and own is not None and all(v in own for v in entries)
@@ -328,7 +337,7 @@ def _guard(
         table, own = _table(value), _table(ref)
         if table is not None and own is not None:
             dropped += _guard(table, own, _table(keep.get(key)) if keep else None, here)
-        elif not _keeps(untrusted_rule(here), value, ref):
+        elif not _keeps(here, value, ref):
             del layer[key]
             if keep is not None and key in keep:
                 layer[key] = copy.deepcopy(keep[key])

@@ -36,7 +36,10 @@ def test_the_reference_says_what_an_untrusted_workspace_may_do() -> None:
     assert (
         rows["tests.runOnSave"] == rows["lint.enabled"] == rows["suggestions.enabled"] == "turn off"
     )
-    assert rows["sandbox.enabled"] == "turn on" and rows["permissionLevel"] == "lower"
+    assert (
+        rows["sandbox.enabled"] == "turn on"
+        and rows["permissionLevel"] == rows["applyMode"] == "stricter values"
+    )
     assert rows["extraRoots"] == rows["sandbox.passEnv"] == "remove entries"
     assert {rows[k] for k in rows if k.startswith("model.")} == {"no", "never"}
     assert rows["maxSteps"] == "set" and rows["model.apiKey"] == "never"

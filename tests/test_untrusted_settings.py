@@ -104,16 +104,15 @@ def test_it_may_still_restrict_and_set_what_widens_nothing(repo: Path, user: Pat
 
 
 def test_a_new_root_or_a_wider_level_is_still_refused(repo: Path, user: Path) -> None:
-    user.write_text('permissionLevel = "L1"\nextraRoots = ["/srv/a"]\n')
-    project(repo, 'permissionLevel = "L2"\nextraRoots = ["/srv/a", "/"]\n')
+    user.write_text('permissionLevel = "L1"\napplyMode = "review"\nextraRoots = ["/srv/a"]\n')
+    project(repo, 'permissionLevel = "L2"\napplyMode = "direct"\nextraRoots = ["/srv/a", "/"]\n')
     loaded = load_settings(repo, environ={}, user_config=user)
     assert loaded.settings.permission_level.value == "L1"
+    assert loaded.settings.apply_mode.value == "review"  # edits stay proposals
     assert loaded.settings.extra_roots == ["/srv/a"]
     assert sorted(loaded.warnings) == sorted(
-        [
-            f"project config {repo / '.agent-lsp/config.toml'}: ignored extraRoots {WHY}",
-            f"project config {repo / '.agent-lsp/config.toml'}: ignored permissionLevel {WHY}",
-        ]
+        f"project config {repo / '.agent-lsp/config.toml'}: ignored {key} {WHY}"
+        for key in ("extraRoots", "permissionLevel", "applyMode")
     )
 
 

@@ -109,7 +109,6 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
     }
     assert window == {
         "trace.server",
-        "applyMode",
         "maxSteps",
         "toolTimeout",
         "editTimeout",
