@@ -191,10 +191,10 @@ def _target(b: Builder, text: str, physical: bool) -> tuple[Path, str] | None:
     state = b.state
     if not physical:
         logical = _canonical(state.pwd, text)
-        if logical is not None and Path(logical).is_dir():
+        if logical is not None and Path(logical).is_dir() and os.access(logical, os.X_OK):
             return Path(os.path.realpath(logical)), logical
     verbatim = Path(text) if text.startswith("/") else state.cwd / text
-    if verbatim.is_dir():
+    if verbatim.is_dir() and os.access(verbatim, os.X_OK):
         real = Path(os.path.realpath(verbatim))
         return real, str(real)
     return None

@@ -305,6 +305,8 @@ def _tilde(p: Lexer, b: WordBuilder) -> None:
     if user == "":
         b.add(p.ctx.home, True)
     elif user == "+":
+        if p.ctx.dialect == "dash":
+            raise ParseAbort("~+ means nothing to dash")
         b.add(p.ctx.pwd, True)
         b.pwd = True
     elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", user):

@@ -6,11 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathError, PathGuard
+from agent_lsp.safety.readspecs import READ_SPECS
 from agent_lsp.safety.risk import Action
 from tests.safety.conftest import Layout, make_layout
 
@@ -241,3 +242,61 @@ def test_forbidden_commands_stay_denied_however_wrapped(
     world: Layout, cmd: str, wrap: str, level: str
 ) -> None:
     assert policy(world, level).command(wrap.format(cmd)).action is Action.DENY
+
+
+# ---- the allow-grammar ----------------------------------------------------------------------
+def prefixes(option: str, shortest: int) -> list[str]:
+    return [option[:n] for n in range(shortest, len(option) + 1)]
+
+
+ABBREVIATED_FORBIDDEN = [
+    *(f"git reset {p}" for p in prefixes("--hard", 3)),
+    *(f"git clean {p} -x" for p in prefixes("--force", 3)),
+    *(f"git push {p}" for p in prefixes("--force-with-lease", 4)),
+    *(f"git push {p}" for p in prefixes("--mirror", 4)),
+    *(f"rm {p} /" for p in prefixes("--recursive", 5)),
+]
+
+
+@SETTINGS
+@given(
+    st.sampled_from(ABBREVIATED_FORBIDDEN),
+    st.sampled_from(["{}", "timeout 5 {}", "bash -c '{}'", "true && {}", "env {}"]),
+    st.sampled_from(["L0", "L1", "L2", "L3"]),
+)
+def test_forbidden_stays_forbidden_under_abbreviations(
+    world: Layout, cmd: str, wrap: str, level: str
+) -> None:
+    assert policy(world, level).command(wrap.format(cmd)).action is Action.DENY
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["python3", "python", "node", "perl", "ruby", "php", "/usr/bin/python3"]),
+    st.text(alphabet="abcdehlnopsrv-V.", min_size=1, max_size=12),
+    st.sampled_from(["L0", "L1", "L2", "L3"]),
+)
+def test_an_interpreter_with_an_operand_is_never_read_only(
+    world: Layout, interpreter: str, operand: str, level: str
+) -> None:
+    command = f"{interpreter} {operand}"
+    action = policy(world, level).command(command).action
+    if operand in ("--version", "-V", "--help"):
+        assert action is (Action.DENY if level == "L0" else Action.ALLOW)
+    else:
+        assert action is not Action.ALLOW, command
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["sort", "cat", "head", "ls", "wc", "uniq", "cut", "diff", "stat", "du"]),
+    st.text(alphabet="abcdefghilmnoprstuvwxz-", min_size=2, max_size=14),
+)
+def test_a_vetted_program_with_a_long_option_not_spelled_out_asks(
+    world: Layout, program: str, option: str
+) -> None:
+    name = option.strip("-") or "x"
+    assume(name not in READ_SPECS[program].long)  # only the exact names are known
+    command = f"{program} --{name} README.md"
+    assert not any(p.vetted for p in policy(world).classifier.analyze(command, world.ws).parts)
+    assert policy(world, "L2").command(command).action is not Action.ALLOW
