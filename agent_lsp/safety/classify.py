@@ -120,9 +120,6 @@ class Classifier:
                 return None
         return out
 
-    def has_secrets(self, top: Path) -> bool:
-        return self.tree(top, False).secrets
-
     # ---- one simple command ---------------------------------------------------------------
     def command(self, cmd: Command, state: State, depth: int, context: str) -> None:
         where = cmd.context if context == "top" else context

@@ -9,7 +9,7 @@ from agent_lsp.safety.options import Given, Parsed, Spec, parse_args, value_part
 from agent_lsp.safety.risk import Risk
 from agent_lsp.safety.shellwords import Word
 
-__all__ = ["EFFECT_MODES", "check", "loose_paths", "operand_paths", "pathish", "value_path"]
+__all__ = ["EFFECT_MODES", "check", "loose_paths", "pathish", "value_path"]
 
 EFFECT_MODES = {"r": "read", "t": "tree", "m": "meta", "w": "write"}
 
@@ -60,11 +60,6 @@ def check(b: Builder, name: str, sp: Spec, args: list[Word], start: int = 0) -> 
         elif g.value is not None and g.value.variable:
             b.add(Risk.UNDECIDABLE, f"{name} {g.text}: the value is a variable", token)
     return parsed
-
-
-def operand_paths(b: Builder, operands: list[tuple[int, Word]], mode: str) -> None:
-    for i, w in operands:
-        b.arg(i, w, mode)
 
 
 def pathish(b: Builder, value: str) -> bool:

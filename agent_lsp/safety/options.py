@@ -16,7 +16,7 @@ flag may carry `!x` (it runs a program) or `!w` (it writes files nobody names)."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agent_lsp.safety.shellwords import UNKNOWN, Word
@@ -57,11 +57,6 @@ class Spec:
     cluster_values: bool = True  # `-n5`; False: a value-taking short option ends its cluster
     #   and takes the next word (tree: `-Lo 2 out` is -L 2 -o out)
     cluster: bool = True  # `-rn`; False: one option a word (xxd)
-
-    def names(self) -> frozenset[str]:
-        return frozenset(
-            {o.name for o in self.short.values()} | {o.name for o in self.long.values()}
-        )
 
 
 @dataclass(frozen=True)
@@ -264,8 +259,3 @@ def parse_args(sp: Spec, args: list[Word], start: int = 0) -> Parsed:
         else:
             i = _short(sp, args, i, out)
     return out
-
-
-def names_of(entries: Iterable[str]) -> frozenset[str]:
-    """The canonical names of entries (for tables that list options by name)."""
-    return spec(*entries).names()

@@ -13,7 +13,7 @@ CLASSIFIER = (
     *("classify", "programs", "fileprogs", "textprogs", "gitcmd", "runners", "wrappers"),
     *("shellparse", "shellwords", "shellexpand", "options", "builder", "grammar", "readers"),
     *("readspecs", "search", "danger", "builtins", "archives", "sedscript", "gitopts"),
-    *("gitconfig", "gitmutate", "projects", "projectspecs", "packages"),
+    *("gitconfig", "gitmutate", "projects", "projectspecs", "packages", "shellstate"),
 )
 
 
