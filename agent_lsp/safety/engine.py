@@ -4,6 +4,7 @@ the user and recording the answer is `agent_lsp.permissions.CommandPolicy`'s job
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,7 @@ class SafetyPolicy:
         self.trusted = trusted
         self.rules = rules or RuleSet()
         self.classifier = Classifier(self.guard)
+        self._forbidden_rules: dict[tuple[str, ...], bool] = {}
 
     @property
     def root(self) -> Path:
@@ -170,7 +172,7 @@ class SafetyPolicy:
                 continue
             if f.risk is Risk.SECRET and f.tree and self.sandboxed:
                 continue  # hidden inside the sandbox
-            if lifted and f.risk in COMMAND_LIFTS:
+            if lifted and f.risk in COMMAND_LIFTS and self._lifts(f, allow, end):
                 continue
             if (
                 f.risk in PATH_LIFTS
@@ -188,6 +190,19 @@ class SafetyPolicy:
         if verdict[0] is Action.ALLOW and allow is not None and verdicts == []:
             verdict = (Action.ALLOW, allow.label)
         return verdict, unlifted, allow is not None and allow.network
+
+    def _lifts(self, f: Finding, allow: Rule | None, end: int) -> bool:
+        """A matching allow rule lifts a forbidden finding only when its own prefix names
+        the forbidden form (`git push --force`), never a broad one (`git`)."""
+        if f.risk is not Risk.FORBIDDEN or allow is None or allow.command is None:
+            return True
+        if f.token is not None:
+            return f.token < end
+        key = allow.command
+        if key not in self._forbidden_rules:
+            rule_alone = self.classifier.analyze(shlex.join(key), self.root)
+            self._forbidden_rules[key] = Risk.FORBIDDEN in rule_alone.risks
+        return self._forbidden_rules[key]
 
     def _path_allowed(
         self,

@@ -34,7 +34,8 @@ def test_command_prefix_is_token_based(layout: Layout) -> None:
     assert decide(layout, r, "pytest -q tests") is A
     assert decide(layout, r, "pytest") is A
     assert decide(layout, r, "pytest-watch") is Q  # not a substring match
-    assert decide(layout, r, "python -m pytest") is Q
+    assert decide(layout, r, "python -m pytest", "L0") is D  # not matched: no lift at L0 ...
+    assert decide(layout, r, "python -m pytest --pdbcls=x:y") is Q  # ... nor of an unknown option
     assert decide(layout, r, "npm run test -- --watch") is A
     assert decide(layout, r, "npm run testing") is Q
     assert decide(layout, r, "npm run") is Q
@@ -80,7 +81,7 @@ def test_ask_rules(layout: Layout) -> None:
     assert decide(layout, r, "git status") is Q
     assert decide(layout, r, "git log") is A
     assert decide(layout, r, "cat docs/x.md") is Q
-    assert decide(layout, r, "git status", "L0") is Q
+    assert decide(layout, r, "git status", "L0") is D  # git is not vetted: L0 runs none of it
 
 
 def test_path_rules(layout: Layout) -> None:
@@ -247,3 +248,15 @@ def test_l3_needs_an_allowlist(layout: Layout, tmp_path: Path) -> None:
         layout.ws, settings(permissionLevel="L3"), user_config=none, trusted=False, home=layout.home
     )
     assert setup.engine.level.value == "L3" and setup.messages == []
+
+
+def test_a_broad_allow_rule_never_lifts_a_forbidden_command(layout: Layout) -> None:
+    """`[[allow]] command = "git"` allows git, not `git reset --hard` spelled any way: only a
+    rule that names the forbidden form itself lifts it."""
+    r = rules(layout, '[[allow]]\ncommand = "git"\n[[allow]]\ncommand = "git push --force"\n')
+    for command in ["git reset --ha", "git reset --hard", "git clean --forc -x", "git clean -fdx"]:
+        assert decide(layout, r, command, "L3") is D, command
+    assert decide(layout, r, "git config core.fsmonitor x", "L3") is D
+    assert decide(layout, r, "git status", "L3") is A
+    assert decide(layout, r, "git push --force origin main", "L3") is A  # named by the rule
+    assert decide(layout, r, "git push --force-w origin main", "L3") is D  # not spelled so
