@@ -91,7 +91,8 @@ async def test(root: Path, targets: Sequence[str]) -> int:
         _err(f"agent-lsp: {describe_project(root)}")
         return EXIT_USAGE
     loaded = load_settings(root)
-    shell = Session(root, loaded.settings).confined(writable=(root.resolve(),))
+    session = Session(root, loaded.settings)
+    shell = session.confined(writable=(session.root,))
     report = await adapter.run(root, root, list(targets), shell=shell, timeout=600)
     print(format_report(report), flush=True)
     return EXIT_OK if report.ok else EXIT_NOT_DONE
@@ -107,7 +108,7 @@ async def doctor(root: Path) -> int:
     model = loaded.settings.model
     print(f"agent-lsp {__version__}")
     print(f"project: {root}\n  {describe_project(root)}")
-    safety = build_policy(root.resolve(), loaded.settings)
+    safety = build_policy(root, loaded.settings)
     status = safety.sandbox.status()
     if status.available:
         print(f"sandbox: {status.mode}: commands, tests and git run confined")
