@@ -8,6 +8,8 @@ from pathlib import Path
 
 from adapters import describe_project, detect_toolchain
 from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
@@ -91,8 +93,9 @@ async def test(root: Path, targets: Sequence[str]) -> int:
         _err(f"agent-lsp: {describe_project(root)}")
         return EXIT_USAGE
     loaded = load_settings(root)
-    session = Session(root, loaded.settings)
-    shell = session.confined(writable=(session.root,))
+    sandbox = build_policy(root, loaded.settings).sandbox
+    roots = (root, *sandbox.extra_writable)
+    shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
     report = await adapter.run(root, root, list(targets), shell=shell, timeout=600)
     print(format_report(report), flush=True)
     return EXIT_OK if report.ok else EXIT_NOT_DONE
