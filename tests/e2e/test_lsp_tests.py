@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lsprotocol import types as t
 
+from agent_lsp.safety.trust import TrustStore
 from tests.conftest import BUG, FIX
 from tests.e2e.editor_client import EditorClient, editor_session
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -85,6 +86,8 @@ async def test_failures_become_diagnostics_that_offer_a_fix(
 
 
 async def test_run_on_save_follows_the_settings(project: Path, server_env: dict[str, str]) -> None:
+    # editor settings sent after start-up may turn tests on only in a trusted workspace
+    TrustStore(Path(server_env["HOME"]) / ".config/agent-lsp/trusted.toml").trust(project)
     async with editor_session("neovim", project, server_env) as client:
         uri = client.open(project / "calc.py")
         save = t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=uri))
