@@ -107,7 +107,7 @@ class InitRunner:
                 run.warnings.append(f"init {name}: failed ({exc!r})")
         context = self._emit(run)
         if self.scratch is not None and context:
-            await asyncio.to_thread(_write_scratch, self.scratch, context)
+            await asyncio.to_thread(self._write_scratch, self.scratch, context)
         return InitReport(context, run.warnings, run.conflicts)
 
     def _steps(self, run: _Run) -> list[tuple[str, Step]]:
@@ -173,9 +173,17 @@ class InitRunner:
                 f"the branch changed from {self.facts.branch} to {branch} since the task started"
             )
 
+    def _write_scratch(self, folder: Path, context: str) -> None:
+        """Through the read guard: never through a link out of the workspace."""
+        self.layout.reads.mkdir(folder)
+        self.layout.reads.write(folder / "context.md", context + "\n")
+
     def _project_steps(self, run: _Run) -> list[Path]:
         folder = self.layout.initd
         if not folder.is_dir():
+            return []
+        if refusal := self.layout.reads.refusal(folder):
+            run.warnings.append(f"init.d: not run ({refusal})")
             return []
         steps: list[Path] = []
         policy = self.policy or CommandPolicy(self.channel, set())
@@ -255,8 +263,3 @@ class InitRunner:
             lines.append(f"### {heading}\n{body.strip()}")
         lines.append("Before your first action, restate the task in one line.")
         return "\n".join(lines)
-
-
-def _write_scratch(folder: Path, context: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "context.md").write_text(context + "\n", encoding="utf-8")

@@ -309,3 +309,25 @@ async def test_an_untrusted_workspace_runs_none_of_its_steps(
     assert not canary.exists() and channel.answers == [ALLOW_ONCE]  # not even asked
     context = system_of(fake_openai.requests[0])
     assert "init.d: the project's steps run only in a trusted workspace" in context
+
+
+async def test_an_init_d_folder_linked_out_of_the_workspace_is_not_run(
+    plain: Path, fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    canary = tmp_path / "canary"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write_step(elsewhere, "S05-evil.sh", f"echo ran > {canary}")
+    (plain / ".agent-lsp").mkdir(exist_ok=True)
+    (plain / ".agent-lsp" / "init.d").symlink_to(elsewhere, target_is_directory=True)
+    fake_openai.script(Reply("Nothing to do."))
+    channel = RecordingChannel()
+    channel.answers = [ALLOW_ONCE]
+    session = make_session(plain, fake_openai.base_url)
+    session.safety.engine.trusted = True
+    await session.run_task(Task(kind=TaskKind.TASK, instruction="look"), channel)
+    await session.aclose()
+    assert not canary.exists()
+    assert "init.d: not run (a link leading out of the workspace)" in system_of(
+        fake_openai.requests[0]
+    )
