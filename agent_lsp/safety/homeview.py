@@ -9,6 +9,7 @@ entries — never a credential folder or file."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -95,7 +96,23 @@ def _owner(path: Path, home: Path) -> Path | None:
     return None
 
 
+_ENV_KEYS = ("PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "NVM_DIR", "VOLTA_HOME")
+
+
 def toolchain_dirs(
+    home: Path, environ: Mapping[str, str], extra: Iterable[Path] = ()
+) -> list[Path]:
+    """`_toolchain_dirs` for the variables that matter, remembered (it runs per command)."""
+    key = tuple(environ.get(k, "") for k in _ENV_KEYS)
+    return list(_cached(home, key, tuple(extra)))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached(home: Path, key: tuple[str, ...], extra: tuple[Path, ...]) -> tuple[Path, ...]:
+    return tuple(_toolchain_dirs(home, dict(zip(_ENV_KEYS, key, strict=True)), extra))
+
+
+def _toolchain_dirs(
     home: Path, environ: Mapping[str, str], extra: Iterable[Path] = ()
 ) -> list[Path]:
     """The folders of the home shown back (read-only) inside the sandbox: the known toolchain
@@ -106,7 +123,7 @@ def toolchain_dirs(
     for entry in environ.get("PATH", "").split(os.pathsep):
         if entry and Path(entry).is_absolute():
             wanted.append(Path(entry))
-    for key in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "NVM_DIR", "VOLTA_HOME"):
+    for key in _ENV_KEYS[1:]:
         if environ.get(key):
             wanted.append(Path(environ[key]))
     # agent-lsp's own interpreter and the adapters' helper scripts (gojson_tee, unittest_main)

@@ -6,6 +6,7 @@ file tools."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -126,7 +127,24 @@ def is_secret_path(path: PurePosixPath | Path, home: Path, windows: bool = False
         return True
     if any(p in SECRET_DIRS for p in parts[:-1]) or name in SECRET_DIRS:
         return True
-    return any(_under(path, home / d, windows) for d in (*HOME_SECRET_DIRS, *HOME_SECRET_FILES))
+    if not path.is_absolute():
+        return False  # a bare name or a relative path is never under the home
+    text = path.as_posix()
+    if windows:
+        text = text.casefold()
+    return any(
+        text == top or text.startswith(top + "/") for top in _home_secret_tops(str(home), windows)
+    )
+
+
+@functools.cache
+def _home_secret_tops(home: str, windows: bool) -> tuple[str, ...]:
+    """The home's credential folders and files as path strings (computed once per home)."""
+    tops = tuple(
+        PurePosixPath(Path(home).as_posix(), d).as_posix()
+        for d in (*HOME_SECRET_DIRS, *HOME_SECRET_FILES)
+    )
+    return tuple(t.casefold() for t in tops) if windows else tops
 
 
 def is_startup_file(path: PurePosixPath | Path, home: Path) -> bool:
