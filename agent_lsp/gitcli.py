@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from adapters.results import CommandResult
@@ -59,9 +60,20 @@ _SYSTEM_DIRS = ("/usr/bin", "/bin", "/usr/local/bin")
 class Git:
     """Runs read-only git commands for one workspace."""
 
-    def __init__(self, root: Path, shell: ConfinedShell | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        shell: ConfinedShell | None = None,
+        hide: Callable[[str], bool] | None = None,
+    ) -> None:
+        """`hide(rel)`: paths whose names and changes never leave git's output (secret files,
+        deny path rules); git itself sees them as they are, so it does not report the empty
+        stand-ins the sandbox would show as changes."""
         self.root = root
-        self.shell = shell or ConfinedShell(Sandbox(), Confinement(visible=(root,)))
+        self.shell = shell or ConfinedShell(
+            Sandbox(), Confinement(visible=(root,), show_secrets=True)
+        )
+        self.hide: Callable[[str], bool] = hide or _nothing
         self.program = shutil.which("git", path=os.pathsep.join(_SYSTEM_DIRS)) or "git"
 
     async def run(self, *args: str, timeout: float = 30) -> CommandResult:  # noqa: ASYNC109
@@ -97,6 +109,10 @@ class Git:
                 f"({', '.join(sorted(set(names))[:5])}) and there is no OS sandbox"
             )
         return None
+
+
+def _nothing(rel: str) -> bool:
+    return False
 
 
 async def git_text(git: Git, *args: str) -> str | None:

@@ -48,6 +48,9 @@ async def project_status(git: Git, max_files: int = 15) -> str:
     if porcelain is None:
         return "git: not a git repository (or git unavailable)"
     branch, changed, staged, untracked = parse_status(porcelain)
+    changed, staged, untracked = (
+        [f for f in files if not git.hide(f)] for files in (changed, staged, untracked)
+    )
     log = await git_text(git, "log", "-3", "--format=%h %s") or ""
     commits = [line[:68] for line in log.splitlines() if line.strip()]
     lines = [f"git: branch {branch or 'unknown'}"]

@@ -123,7 +123,13 @@ class Session:
 
     @property
     def git(self) -> Git:
-        return Git(self.root, self.confined())
+        """git for the agent's tools: it sees the real files (no empty stand-ins to report as
+        changes), and names and diffs of secret or denied files are dropped from its output."""
+        return Git(self.root, self.confined().but(show_secrets=True), self._hidden_rel)
+
+    def _hidden_rel(self, rel: str) -> bool:
+        hide = self.safety.sandbox.hide
+        return self._secret_rel(rel) or (hide is not None and hide(str(self.root / rel)))
 
     def _secret_rel(self, rel: str) -> bool:
         return is_secret_path(PurePosixPath(rel), self.safety.engine.guard.home)

@@ -80,12 +80,22 @@ class GitDiffTool:
             if head.exit_code == 126:
                 return f"(git diff unavailable: {head.output.strip()})"
             return ""  # no commit yet, or not a repository
+        names = await self.git.run("diff", "--name-only", "-z", "HEAD", *extra)
+        if names.exit_code != 0:
+            return f"(git diff unavailable: {names.output.strip()[:200]})"
+        files = [n for n in names.output.split("\0") if n]
+        shown = [n for n in files if not self.git.hide(n)]
+        note = ""
+        if len(shown) < len(files):
+            note = f"({len(files) - len(shown)} changed files not shown: secret or denied)"
+        if not shown:
+            return note
         result = await self.git.run(
-            "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", *extra
+            "diff", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--", *shown
         )
         if result.exit_code != 0:
             return f"(git diff unavailable: {result.output.strip()[:200]})"
-        return result.output.rstrip("\n")
+        return "\n".join(p for p in (result.output.rstrip("\n"), note) if p)
 
 
 def unsaved_buffers(workspace: Workspace) -> dict[str, tuple[str, str]]:

@@ -210,3 +210,42 @@ async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) ->
         shell, outside, "grep -r ssn . ; python3 -c \"print(open('notes.csv').read())\""
     )
     assert "ssn-canary" not in result.output and "public" in result.output
+
+
+async def test_git_tools_show_no_secret_or_denied_file(outside: Layout) -> None:
+    """Hidden inside the sandbox, a committed secret would look deleted to git, and its diff
+    would print the committed text; the git tools see the real files and drop those names."""
+    from agent_lsp.project import project_status
+    from agent_lsp.session import Session
+    from agent_lsp.settings import Settings
+    from agent_lsp.tools.git import GitDiffArgs, GitDiffTool
+    from agent_lsp.workspace import Workspace
+    from tests.fakes.channel import RecordingChannel
+
+    require_sandbox(outside.home, outside.ws.parent)
+    ws = outside.ws
+    shutil_rmtree(ws / ".git")
+    (ws / "customer-data").mkdir()
+    (ws / "customer-data/records.csv").write_text("alice,committed-ssn\n")
+    (ws / ".env").write_text("TOKEN=committed-secret\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A", "-f")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "start")
+    (ws / ".env").write_text("TOKEN=new-secret\n")
+    (ws / "src/app.py").write_text("def main():\n    return 2\n")
+    (ws / ".agent-lsp/policy.toml").write_text('[[deny]]\npath = "customer-data/**"\n')
+    session = Session(ws, Settings.model_validate({}))
+    status = await project_status(session.git, 100)
+    assert "src/app.py" in status
+    assert ".env" not in status and "customer-data" not in status
+    diff = await GitDiffTool(Workspace(ws, RecordingChannel()), session.git).run(GitDiffArgs())
+    for leaked in ["committed-secret", "new-secret", "committed-ssn", "records.csv"]:
+        assert leaked not in diff.output
+    assert "+    return 2" in diff.output
+    session.close()
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
