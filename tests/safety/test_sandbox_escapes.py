@@ -238,7 +238,9 @@ async def test_git_tools_show_no_secret_or_denied_file(outside: Layout) -> None:
     status = await project_status(session.git, 100)
     assert "src/app.py" in status
     assert ".env" not in status and "customer-data" not in status
-    diff = await GitDiffTool(Workspace(ws, RecordingChannel()), session.git).run(GitDiffArgs())
+    diff = await GitDiffTool(Workspace(ws, RecordingChannel()), session.git).run(
+        GitDiffArgs(path=None)
+    )
     for leaked in ["committed-secret", "new-secret", "committed-ssn", "records.csv"]:
         assert leaked not in diff.output
     assert "+    return 2" in diff.output
