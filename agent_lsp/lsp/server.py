@@ -44,6 +44,9 @@ class AgentLanguageServer(LanguageServer):
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
         self._loading: asyncio.Future[ModuleType] | None = None
+        # diagnostics that arrived before the agent was loaded (a wrapped server publishes at
+        # once on didOpen), handed over when it is: the latest per file
+        self._early: dict[str, list[t.Diagnostic]] = {}
 
     async def load(self) -> AgentState:
         """The agent's state, with its imports (~0.3 s: pydantic, the core, the adapters) done
@@ -66,6 +69,10 @@ class AgentLanguageServer(LanguageServer):
             from agent_lsp.lsp.state import AgentState
 
             self._state = AgentState(self, self.roots, self.options, self.model_factory)
+            early, self._early = self._early, {}
+            for uri, diagnostics in early.items():
+                if diagnostics:
+                    self.note_editor_diagnostics(uri, diagnostics)
         return self._state
 
     @property
@@ -73,8 +80,11 @@ class AgentLanguageServer(LanguageServer):
         return self._state
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
-        """Recorded after the answer went out: code actions stay cheap."""
-        if self._state is not None and diagnostics:
+        """Recorded after the answer went out: code actions stay cheap. Before the agent is
+        loaded they wait for it (never dropped: the server may not publish them again)."""
+        if self._state is None:
+            self._early[uri] = list(diagnostics)
+        elif diagnostics:
             asyncio.get_running_loop().call_soon(
                 self._state.note_editor_diagnostics, uri, list(diagnostics)
             )
