@@ -24,8 +24,7 @@ TAKEN = {"agent-lsp", "agent_lsp", "agentlsp"}  # an unrelated MCP server on PyP
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q"]
-        + ["-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
         check=True,
         capture_output=True,
         timeout=600,
