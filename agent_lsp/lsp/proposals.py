@@ -27,7 +27,7 @@ from lsprotocol import types as t
 from agent_lsp.fileio import atomic_write, read_disk_text
 from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
-from agent_lsp.lsp.textedit import lsp_lines, minimal_edit
+from agent_lsp.lsp.textedit import lsp_lines, minimal_edit, minimal_edits
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -119,10 +119,10 @@ class ProposalStore:
         doc = self._document(proposal)
         if doc is None:
             return None
-        edit = minimal_edit(
+        edits = minimal_edits(
             proposal.base_text, proposal.new_text, doc.position_codec.client_num_units
         )
-        if edit is None:
+        if not edits:
             return None
         return t.WorkspaceEdit(
             document_changes=[
@@ -130,13 +130,10 @@ class ProposalStore:
                     text_document=t.OptionalVersionedTextDocumentIdentifier(
                         uri=doc.uri, version=doc.version
                     ),
-                    edits=[edit],
+                    edits=edits,
                 )
             ]
         )
-
-    def write_closed(self, proposal: Proposal) -> None:
-        atomic_write(proposal.path, proposal.new_text)
 
     def drop(self, proposal: Proposal) -> None:
         with self._files_lock:  # a save still running in a thread writes nothing after this

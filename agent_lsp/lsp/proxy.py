@@ -14,9 +14,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as t
@@ -51,9 +54,13 @@ class Proxy:
     # -- plumbing -------------------------------------------------------------------------
     async def run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
         self._out = writer
-        self._real = await asyncio.create_subprocess_exec(
-            *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
+        try:
+            self._real = await asyncio.create_subprocess_exec(
+                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            )
+        except OSError as exc:  # found by `which`, yet not startable (a bad interpreter line)
+            print(f"agent-lsp: cannot start {self.command[0]}: {exc.strerror}", file=sys.stderr)
+            return EXIT_NO_SERVER
         self.agent.protocol.set_writer(_AgentWriter(self), include_headers=False)
         real_out = self._real.stdout
         assert real_out is not None
@@ -250,8 +257,44 @@ def _dump(message: Json) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
+# What to install for the servers the guides name (the rest: the program's own docs).
+INSTALL_HINTS = {
+    "pylsp": "pip install python-lsp-server",
+    "pyright-langserver": "npm install -g pyright",
+    "basedpyright-langserver": "pip install basedpyright",
+    "ruff": "pip install ruff",
+    "typescript-language-server": "npm install -g typescript-language-server typescript",
+    "gopls": "go install golang.org/x/tools/gopls@latest",
+    "rust-analyzer": "rustup component add rust-analyzer",
+    "clangd": "apt install clangd (or your system's package)",
+}
+EXIT_NO_SERVER = 2
+
+
+def missing_program(command: Sequence[str]) -> str | None:
+    """Why `command` cannot start (one line: the program, what to install), or None."""
+    program = command[0]
+    if shutil.which(program) is not None:
+        return None
+    name = Path(program).name
+    if os.sep in program or (os.altsep and os.altsep in program):
+        problem = "is not executable" if Path(program).exists() else "does not exist"
+        return f"agent-lsp: the language server to wrap, {program}, {problem}"
+    hint = INSTALL_HINTS.get(name)
+    todo = f"install it ({hint})" if hint else "install it"
+    return (
+        f"agent-lsp: the language server to wrap, {program}, is not on PATH: {todo}, or give "
+        "its full path after --wrap --"
+    )
+
+
 async def serve_proxy(agent: AgentLanguageServer, command: Sequence[str]) -> int:
-    """Run the proxy on this process' stdin/stdout."""
+    """Run the proxy on this process' stdin/stdout; a server that cannot start is one line on
+    stderr and a non-zero exit, before anything is read."""
+    problem = missing_program(command)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_NO_SERVER
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**26)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)

@@ -20,6 +20,7 @@ from agent_lsp.lsp.actions import CANCEL_COMMAND, EXPLAIN_COMMAND, FIX_COMMAND, 
 from agent_lsp.lsp.agent_thread import settle_heap
 from agent_lsp.lsp.convert import uri_to_path
 from agent_lsp.lsp.documents import use_line_store
+from agent_lsp.lsp.held import held_buffers
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
 from agent_lsp.lsp.questions import ANSWER, answer_actions
@@ -247,7 +248,18 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     # and new settings waits for it to load, in arrival order, without holding up requests.
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: AgentLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
-        (await ls.load()).opened(params.text_document.uri)
+        document = params.text_document
+        held_buffers(ls).opened(document.uri, document.text)
+        (await ls.load()).opened(document.uri)
+
+    # An edit to a file the editor had not opened is held until the editor reports the file.
+    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AgentLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
+        held_buffers(ls).changed(params.text_document.uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AgentLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
+        held_buffers(ls).changed(params.text_document.uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types as t
 
-from agent_lsp.errors import AgentLspError
+from agent_lsp.errors import AgentLspError, EditRejectedError
 from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.convert import diagnostic_info, resolved_path, uri_to_path
@@ -207,8 +207,15 @@ class AgentState:
                 "made; reject it and ask the agent again",
             )
         edit = self.proposals.edit_for(proposal)
-        if edit is None:  # not open in the editor: the file itself
-            self.proposals.write_closed(proposal)
+        if edit is None:  # not open: the editor loads it (where it can), else the file itself
+            session = self.session_for(proposal.uri)
+            channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
+            try:
+                await channel.apply_edit(
+                    proposal.path, proposal.new_text, f"agent-lsp: {proposal.label}"
+                )
+            except EditRejectedError as exc:
+                return self._tell(t.MessageType.Warning, str(exc))
         else:
             params = t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-lsp: {proposal.label}")
             result = await self.server.workspace_apply_edit_async(params)

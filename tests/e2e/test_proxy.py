@@ -114,3 +114,42 @@ async def test_fix_through_the_proxy(
         # pylsp saw the edit too: its diagnostics for the typo went away.
         await until(lambda: not any("valeus" in d.message for d in client.diagnostics[uri]))
         await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            "missing-server",
+            "agent-lsp: the language server to wrap, missing-server, is not on PATH: install "
+            "it, or give its full path after --wrap --",
+        ),
+        (
+            "pylsp",
+            "agent-lsp: the language server to wrap, pylsp, is not on PATH: install it (pip "
+            "install python-lsp-server), or give its full path after --wrap --",
+        ),
+    ],
+)
+async def test_a_missing_wrapped_server_is_one_clear_line(
+    tmp_path: Path, server_env: dict[str, str], program: str, expected: str
+) -> None:
+    env = {**server_env, "PATH": str(tmp_path / "empty-bin")}  # nothing on PATH
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agent_lsp",
+        "serve",
+        "--wrap",
+        "--",
+        program,
+        stdin=asyncio.subprocess.PIPE,  # an editor's pipes, as Eglot starts it
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 2
+    assert out == b""
+    assert err.decode().splitlines() == [expected]
