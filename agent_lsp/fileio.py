@@ -1,4 +1,13 @@
-"""File helpers: atomic writes, appends and content hashes.
+"""File helpers: atomic writes, appends, content hashes, and text that keeps its bytes.
+
+A project file is read in the encoding it is in and written back in the same one, so that
+every byte outside an edit stays as it was. What is told apart (`detect_encoding`): a UTF-8,
+UTF-16 or UTF-32 byte-order mark; valid UTF-8; otherwise a single-byte file with no UTF-8
+sequence in it, read as Windows-1252 when it uses bytes 0x80-0x9F (curly quotes, the euro
+sign) and as Latin-1 otherwise. A NUL byte (without a UTF-16/32 mark) means binary; UTF-8
+sequences mixed with bytes that are not UTF-8 mean undecodable: both are shown with
+replacement characters and never written back (`EncodingError`). Line endings are left as they
+are: text is read and written with no newline translation.
 
 Writes under a workspace's `.agent-lsp/` never follow a link: from the folder holding
 `.agent-lsp` (or the `within` folder a caller names) down to the file, every component must be
@@ -12,11 +21,15 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from agent_lsp.errors import WorkspaceError
 
 AGENT_DIR = ".agent-lsp"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -27,6 +40,110 @@ _DIR_FD = os.open in os.supports_dir_fd and os.mkdir in os.supports_dir_fd and b
 
 class UnsafePathError(OSError):
     """A write refused: a link (or something that is not a folder) on the way to the file."""
+
+
+class EncodingError(WorkspaceError):
+    """Text that cannot be written in its file's encoding, or a file that is not text."""
+
+
+@dataclass(frozen=True)
+class TextEncoding:
+    name: str  # as told to the user and the model
+    codec: str  # Python's codec for the bytes after the mark
+    bom: bytes = b""
+
+
+UTF8 = TextEncoding("UTF-8", "utf-8")
+_BOMS = (  # longest first: a UTF-32 LE mark starts like a UTF-16 LE one
+    TextEncoding("UTF-32 LE with BOM", "utf-32-le", b"\xff\xfe\x00\x00"),
+    TextEncoding("UTF-32 BE with BOM", "utf-32-be", b"\x00\x00\xfe\xff"),
+    TextEncoding("UTF-8 with BOM", "utf-8", b"\xef\xbb\xbf"),
+    TextEncoding("UTF-16 LE with BOM", "utf-16-le", b"\xff\xfe"),
+    TextEncoding("UTF-16 BE with BOM", "utf-16-be", b"\xfe\xff"),
+)
+_CP1252 = TextEncoding("Windows-1252", "cp1252")
+_LATIN1 = TextEncoding("Latin-1", "latin-1")
+_C1 = re.compile(rb"[\x80-\x9f]")
+_DECODED = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")  # not an escaped stray byte
+_SNIFF = 8000  # bytes looked at for a NUL (as git does)
+
+
+def detect_encoding(data: bytes) -> TextEncoding | None:
+    """The encoding `data` is in, by the rules above; None: binary or undecodable."""
+    for enc in _BOMS:
+        if data.startswith(enc.bom):
+            try:
+                data[len(enc.bom) :].decode(enc.codec)
+            except UnicodeDecodeError:
+                return None
+            return enc
+    if b"\x00" in data[:_SNIFF]:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return UTF8
+    loose = data.decode("utf-8", "surrogateescape")
+    if _DECODED.search(loose):
+        return None  # UTF-8 sequences and stray bytes: mixed encodings
+    if _C1.search(data):
+        try:
+            data.decode("cp1252")
+        except UnicodeDecodeError:
+            return _LATIN1  # bytes Windows-1252 leaves undefined: Latin-1 keeps them
+        return _CP1252
+    return _LATIN1
+
+
+def is_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8000 bytes, without a UTF-16/32 byte-order mark."""
+    return b"\x00" in data[:_SNIFF] and detect_encoding(data) is None
+
+
+def not_text(data: bytes) -> str:
+    """Why `data` is not edited as text (for a file `detect_encoding` gives None for)."""
+    if is_binary(data):
+        return f"binary file, {len(data)} bytes"
+    return f"not in one text encoding (UTF-8 mixed with other bytes), {len(data)} bytes"
+
+
+def decode_text(data: bytes) -> tuple[str, TextEncoding | None]:
+    """`data` as text in its encoding (without the byte-order mark); for a binary or
+    undecodable file, UTF-8 with replacement characters and None."""
+    enc = detect_encoding(data)
+    if enc is None:
+        return data.decode("utf-8", errors="replace"), None
+    return data[len(enc.bom) :].decode(enc.codec), enc
+
+
+def encode_text(text: str, enc: TextEncoding, name: str = "the file") -> bytes:
+    """`text` in `enc` (with its mark); `EncodingError` naming the first character that does
+    not fit, and its line."""
+    try:
+        return enc.bom + text.encode(enc.codec)
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        line = text.count("\n", 0, exc.start) + 1
+        raise EncodingError(
+            f"{name} is {enc.name} and the new text has {bad!r} (U+{ord(bad):04X}, line {line}), "
+            f"which {enc.name} cannot hold; nothing written. Write it without that character "
+            "(an ASCII spelling or an escape the language allows)"
+        ) from exc
+
+
+def file_encoding(path: Path, name: str | None = None) -> TextEncoding:
+    """The encoding of the file at `path` (UTF-8 if there is none yet); `EncodingError` for a
+    binary or undecodable file, which agent-lsp does not rewrite."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return UTF8
+    enc = detect_encoding(data)
+    if enc is None:
+        raise EncodingError(f"{name or path.name}: {not_text(data)}; agent-lsp does not rewrite it")
+    return enc
 
 
 def guarded_top(path: Path) -> Path | None:
@@ -118,7 +235,7 @@ def ensure_dir(folder: Path, within: Path | None = None) -> None:
         folder.mkdir(exist_ok=True)
 
 
-def _atomic_write_at(dfd: int, path: Path, text: str) -> None:
+def _atomic_write_at(dfd: int, path: Path, data: bytes) -> None:
     name = path.name
     try:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
@@ -132,8 +249,8 @@ def _atomic_write_at(dfd: int, path: Path, text: str) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
             if mode is not None:
@@ -147,24 +264,36 @@ def _atomic_write_at(dfd: int, path: Path, text: str) -> None:
 
 def atomic_write(path: Path, text: str, within: Path | None = None) -> None:
     """Write `text` to `path` through a temporary file and a rename, keeping the file's mode.
-    Under `.agent-lsp/` (or below `within`) no component may be a link (`UnsafePathError`)."""
+    Under `.agent-lsp/` (or below `within`) no component may be a link (`UnsafePathError`) and
+    the text is UTF-8; elsewhere (a project file) it is written in the encoding the file is in
+    (`EncodingError` if it cannot hold the text, or the file is binary or undecodable)."""
+    top = within if within is not None else guarded_top(path)
+    if top is None:
+        enc = file_encoding(path)
+        atomic_write_bytes(path, encode_text(text, enc, path.name))
+        return
+    atomic_write_bytes(path, text.encode("utf-8"), within=top)
+
+
+def atomic_write_bytes(path: Path, data: bytes, within: Path | None = None) -> None:
+    """`atomic_write` of bytes, exactly as given."""
     top = within if within is not None else guarded_top(path)
     if top is not None and _DIR_FD:
         with _folder_fd(top, path.parent, create=True) as dfd:
-            _atomic_write_at(dfd, path, text)
+            _atomic_write_at(dfd, path, data)
         return
     if top is not None:
         _check_components(top, path, create=True)
-    _plain_atomic_write(path, text)
+    _plain_atomic_write(path, data)
 
 
-def _plain_atomic_write(path: Path, text: str) -> None:
+def _plain_atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".agent-lsp.tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if mode is not None:
@@ -203,5 +332,6 @@ def text_hash(text: str) -> str:
 
 
 def read_disk_text(path: Path) -> str:
-    with path.open(encoding="utf-8", errors="replace", newline="") as fh:
-        return fh.read()
+    """The file's text in its own encoding (see the module docstring), line endings as they
+    are; a binary or undecodable file with replacement characters."""
+    return decode_text(path.read_bytes())[0]

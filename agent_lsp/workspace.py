@@ -9,10 +9,19 @@ the prompt or writes under `.agent-lsp/`."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from agent_lsp.errors import WorkspaceError
-from agent_lsp.fileio import read_disk_text, text_hash
+from agent_lsp.fileio import (
+    EncodingError,
+    atomic_write_bytes,
+    decode_text,
+    encode_text,
+    file_encoding,
+    read_disk_text,
+    text_hash,
+)
 from agent_lsp.permissions import CommandPolicy
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathError, PathGuard, Resolved
@@ -95,13 +104,28 @@ class Workspace:
         except ValueError:
             return str(path)
 
-    def read_text(self, path: Path) -> str:
-        """The buffer's text if the file is open in the editor, else the file on disk."""
+    def _check_secret(self, path: Path) -> None:
         if path not in self.granted and self.guard.describe(path).secret:
             raise WorkspaceError(
                 f"{self.relative(path)}: a secret file; read it with read_file first "
                 "(which asks the user)"
             )
+
+    def read_bytes(self, path: Path) -> bytes:
+        """The file's bytes; for a file open in the editor, the buffer's text as the file
+        would hold it (in the file's encoding where that can hold it, else UTF-8)."""
+        self._check_secret(path)
+        buffered = self.channel.buffers().get(path)
+        if buffered is None:
+            return path.read_bytes()
+        try:
+            return encode_text(buffered, file_encoding(path))
+        except EncodingError:
+            return buffered.encode("utf-8", "surrogatepass")
+
+    def read_text(self, path: Path) -> str:
+        """The buffer's text if the file is open in the editor, else the file on disk."""
+        self._check_secret(path)
         buffered = self.channel.buffers().get(path)
         if buffered is not None:
             return buffered
@@ -133,6 +157,29 @@ class Workspace:
             raise WorkspaceError(f"{self.relative(path)}: not written ({decision.decided_by})")
         await self.channel.apply_edit(path, new_text, label)
         self.note_read(path, new_text)
+        self.edit_count += 1
+        rel = self.relative(path)
+        if rel not in self.changed_files:
+            self.changed_files.append(rel)
+
+    async def write_bytes(self, path: Path, data: bytes, label: str) -> None:
+        """Put exactly `data` back in the file (an undo): through the editor as text when the
+        file is open there or when writing the text in the file's encoding gives these bytes
+        again; otherwise straight to disk, byte for byte."""
+        text, enc = decode_text(data)
+        try:
+            same = enc is not None and file_encoding(path) == enc
+        except EncodingError:
+            same = False
+        if same or path in self.channel.buffers():
+            await self.write_text(path, text, label)
+            return
+        self.check_writable(path)
+        decision = await self.policy.check_file("edit_file", self.guard.describe(path), write=True)
+        if not decision.allowed:
+            raise WorkspaceError(f"{self.relative(path)}: not written ({decision.decided_by})")
+        await asyncio.to_thread(atomic_write_bytes, path, data)
+        self.note_read(path, text)
         self.edit_count += 1
         rel = self.relative(path)
         if rel not in self.changed_files:

@@ -73,7 +73,8 @@ async def test_search_text_literal_regex_buffers_and_dedup(tree: Path) -> None:
         "pkg/a.py:1: def alpha():",
         "pkg/b.py:1: from pkg.a import alpha",
         "pkg/b.py:3: ALPHA = alpha()",
-    ]  # node_modules and binary files are skipped
+        "blob.bin: binary file, 8 bytes, matches",
+    ]  # node_modules skipped; a binary file is named, never shown
     unsaved = await call(box, "search_text", pattern="unsaved")
     assert unsaved.output == "pkg/a.py:2: return 'unsaved'"
     regex = await call(box, "search_text", pattern=r"^def \w+\(", regex=True, path="pkg")

@@ -1,7 +1,7 @@
 """Checkpoints under `.agent-lsp/checkpoints/`: a task's progress (its conversation, step and
 usage) after every step, so a task cut short by a crash or a restart can be resumed; and the
-files the agent changed, before and after each step, as plain content-addressed copies
-(`objects/`), so a task can be undone step by step. Never the user's git index or branches.
+files the agent changed, before and after each step, as content-addressed copies of their
+bytes (`objects/`), so a task can be undone step by step. Never the user's git index or branches.
 Everything here is read and written through the workspace's `ReadGuard`: never through a link."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ except ImportError:  # Windows: no advisory locks; a checkpoint is never seen as
 
 Status = Literal["running", "interrupted", "finished", "discarded"]
 RESUMABLE = ("running", "interrupted")
-MAX_SNAPSHOT_CHARS = 5_000_000
+MAX_SNAPSHOT_BYTES = 5_000_000
 
 
 class FileChange(BaseModel):
@@ -132,27 +132,27 @@ class CheckpointStore:
                 return cp
         return None
 
-    def put(self, text: str) -> str:
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    def put(self, data: bytes) -> str:
+        """Keep `data` (a file's bytes, exactly) under its SHA-256; the id."""
+        digest = hashlib.sha256(data).hexdigest()
         path = self.objects / digest[:2] / digest[2:]
         if not path.exists():
-            self.reads.write(path, text)
+            self.reads.write_bytes(path, data)
         return digest
 
-    def get(self, blob: str) -> str | None:
+    def get(self, blob: str) -> bytes | None:
         path = self.objects / blob[:2] / blob[2:]
         try:
-            data = self.reads.read_bytes(path, "")
+            return self.reads.read_bytes(path, "")
         except OSError:
             return None
-        return data.decode("utf-8", errors="surrogateescape")
 
 
 def record_change(
-    cp: Checkpoint, store: CheckpointStore, step: int, path: str, before: str | None, after: str
+    cp: Checkpoint, store: CheckpointStore, step: int, path: str, before: bytes | None, after: bytes
 ) -> bool:
     """Note that `path` went from `before` to `after` in `step`; False if too big to keep."""
-    if len(after) > MAX_SNAPSHOT_CHARS or (before and len(before) > MAX_SNAPSHOT_CHARS):
+    if len(after) > MAX_SNAPSHOT_BYTES or (before and len(before) > MAX_SNAPSHOT_BYTES):
         return False
     record = cp.steps[-1] if cp.steps and cp.steps[-1].step == step else None
     if record is None:

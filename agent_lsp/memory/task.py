@@ -114,7 +114,7 @@ class TaskMemory:
         self._notices = list(notices)
         self._recalled = list(recalled)
         self._warned: set[str] = set()
-        self._pending: tuple[str, str | None] | None = None
+        self._pending: tuple[str, bytes | None] | None = None
 
     @property
     def task_id(self) -> str:
@@ -173,7 +173,7 @@ class TaskMemory:
             return
         try:
             path = self.workspace.resolve(rel)
-            before = self.workspace.read_text(path) if self._exists(path) else None
+            before = self.workspace.read_bytes(path) if self._exists(path) else None
         except (WorkspaceError, OSError):
             return
         self._pending = (self.workspace.relative(path), before)
@@ -277,9 +277,9 @@ class TaskMemory:
     def _exists(self, path: Path) -> bool:
         return path in self.workspace.channel.buffers() or path.is_file()
 
-    async def _snapshot(self, step: int, tool: str, rel: str, before: str | None) -> None:
+    async def _snapshot(self, step: int, tool: str, rel: str, before: bytes | None) -> None:
         try:
-            after = self.workspace.read_text(self.workspace.resolve(rel))
+            after = self.workspace.read_bytes(self.workspace.resolve(rel))
         except (WorkspaceError, OSError):
             return
         kept = await asyncio.to_thread(

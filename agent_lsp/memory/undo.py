@@ -1,4 +1,5 @@
-"""Undo a task step by step from its file snapshots, through the editor when a file is open."""
+"""Undo a task step by step from its file snapshots (the files' bytes, put back exactly), through
+the editor when a file is open."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ class UndoReport(BaseModel):
         return "; ".join(parts)
 
 
-def _current(workspace: Workspace, rel: str) -> str | None:
+def _current(workspace: Workspace, rel: str) -> bytes | None:
     path = workspace.resolve(rel)
     if path in workspace.channel.buffers() or path.is_file():
-        return workspace.read_text(path)
+        return workspace.read_bytes(path)
     return None
 
 
@@ -47,7 +48,7 @@ async def undo_steps(
     report = UndoReport(task_id=cp.task_id)
     if not todo:
         return report
-    state: dict[str, str | None] = {}  # what each file holds as the undo goes back in time
+    state: dict[str, bytes | None] = {}  # what each file holds as the undo goes back in time
     for record in todo:
         for change in record.files:
             if change.before is not None and store.get(change.before) is None:
@@ -71,8 +72,8 @@ async def undo_steps(
                 await asyncio.to_thread(remove_file, path)
                 report.deleted.append(change.path)
             else:
-                text = store.get(change.before) or ""
-                await workspace.write_text(path, text, f"agent-lsp: undo step {record.step}")
+                data = store.get(change.before) or b""
+                await workspace.write_bytes(path, data, f"agent-lsp: undo step {record.step}")
                 report.restored.append(change.path)
         record.undone = True
         report.steps.append(record.step)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_lsp.fileio import UnsafePathError, atomic_write, ensure_dir
+from agent_lsp.fileio import UnsafePathError, atomic_write, atomic_write_bytes, ensure_dir
 from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import Action
 
@@ -153,6 +153,11 @@ class ReadGuard:
         deny path rule for `tool` (`Refused`)."""
         self._check_write(path, tool)
         atomic_write(path, text, within=self.top(path))
+
+    def write_bytes(self, path: Path, data: bytes, tool: str | None = None) -> None:
+        """`write` of bytes, exactly as given."""
+        self._check_write(path, tool)
+        atomic_write_bytes(path, data, within=self.top(path))
 
     def _check_write(self, path: Path, tool: str | None) -> None:
         reason = self.write_refusal(path, tool)

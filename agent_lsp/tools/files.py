@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.editing import EditFailure, EditMatch, MatchKind, find_edit
+from agent_lsp.fileio import EncodingError, detect_encoding, encode_text, file_encoding, not_text
 from agent_lsp.messages import ToolResult
 from agent_lsp.syntax import syntax_error
 from agent_lsp.workspace import Workspace
@@ -33,6 +34,16 @@ class ReadFileTool:
     async def run(self, args: ReadFileArgs) -> ToolResult:
         path = await self.workspace.resolve_readable(args.path)  # secret files: the user asked
         text = self.workspace.read_text(path)
+        warning = ""
+        if path not in self.workspace.channel.buffers():
+            data = path.read_bytes()
+            enc = detect_encoding(data)
+            if enc is None and b"\x00" in data[:8000]:
+                return ToolResult.ok(
+                    f"{args.path}: {not_text(data)}; not shown", path=args.path, binary=True
+                )
+            if enc is None:
+                warning = f"[{args.path} is {not_text(data)}: shown with U+FFFD; not editable]\n"
         self.workspace.note_read(path, text)
         lines = text.splitlines()
         start = args.start_line or 1
@@ -42,7 +53,7 @@ class ReadFileTool:
         width = len(str(max(end, 1)))
         shown = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
         note = "" if end >= len(lines) else f"\n[lines {end + 1}-{len(lines)} not shown]"
-        return ToolResult.ok(shown + note, path=args.path, total_lines=len(lines))
+        return ToolResult.ok(warning + shown + note, path=args.path, total_lines=len(lines))
 
 
 class EditFileArgs(BaseModel):
@@ -74,6 +85,11 @@ class EditFileTool:
         ws = self.workspace
         path = ws.describe(args.path, self.name).path  # deny path rules for edit_file: an error
         text = ws.read_text(path)
+        on_disk = path not in ws.channel.buffers()
+        try:  # a binary or undecodable file is refused before anything else
+            enc = file_encoding(path, args.path) if on_disk else None
+        except EncodingError as exc:
+            return ToolResult.fail(str(exc), reason="encoding")
         if ws.changed_since_read(path, text):
             ws.note_read(path, text)
             return ToolResult.fail(
@@ -89,6 +105,11 @@ class EditFileTool:
             return ToolResult.ok(
                 f"no change: the edit is already applied ({found.note})", changed=False
             )
+        if enc is not None:
+            try:  # the file keeps its encoding, or nothing is written
+                encode_text(found.text, enc, args.path)
+            except EncodingError as exc:
+                return ToolResult.fail(str(exc), reason="encoding")
         broken = await syntax_error(path, found.text)
         if broken and not await syntax_error(path, text):
             why = f" ({found.note})" if found.note else ""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adapters.shadow import ShadowWorkspace
 from agent_lsp.errors import WorkspaceError
+from agent_lsp.fileio import decode_text, is_binary
 from agent_lsp.messages import ToolResult
 from agent_lsp.workspace import Workspace
 
@@ -97,17 +98,25 @@ class SearchTextTool:
             return ToolResult.fail(f"invalid regex: {exc}")
         top = self.workspace.describe(args.path, self.name).path  # deny rules: an error
         buffers = dict(self.workspace.channel.buffers())
-        hits, total, matches = await asyncio.to_thread(self._search, top, matcher, buffers)
+        if top.is_file() and top not in buffers:
+            size = await asyncio.to_thread(_binary_size, top)
+            if size is not None:
+                return ToolResult.ok(
+                    f"{args.path}: binary file, {size} bytes; not searched", matches=0, binary=True
+                )
+        binary: list[str] = []
+        hits, total, matches = await asyncio.to_thread(self._search, top, matcher, buffers, binary)
+        skipped = "".join(f"\n{name}" for name in binary[:10])
         if not hits:
-            return ToolResult.ok(f"no matches for {args.pattern!r}", matches=0)
+            return ToolResult.ok(f"no matches for {args.pattern!r}{skipped}", matches=0)
         more = f"\n[{total - len(hits)} more matches not shown]" if total > len(hits) else ""
-        return ToolResult.ok("\n".join(hits) + more, matches=matches)
+        return ToolResult.ok("\n".join(hits) + more + skipped, matches=matches)
 
     def _hidden(self, path: Path) -> bool:
         return self.workspace.hidden(path, self.name)
 
     def _search(
-        self, top: Path, matcher: re.Pattern[str], buffers: dict[Path, str]
+        self, top: Path, matcher: re.Pattern[str], buffers: dict[Path, str], binary: list[str]
     ) -> tuple[list[str], int, int]:
         first_seen: dict[str, tuple[str, int]] = {}  # identical lines are listed once
         repeats: dict[str, int] = {}
@@ -120,6 +129,10 @@ class SearchTextTool:
             if text is None:
                 text = _read_text_file(path)
             if text is None:
+                if (size := _binary_match(path, matcher)) is not None:
+                    binary.append(
+                        f"{self.workspace.relative(path)}: binary file, {size} bytes, matches"
+                    )
                 continue
             rel = self.workspace.relative(path)
             for number, line in enumerate(text.splitlines(), 1):
@@ -145,6 +158,27 @@ def _read_text_file(path: Path) -> str | None:
         data = path.read_bytes()
     except OSError:
         return None
-    if b"\0" in data[:8192]:
+    if is_binary(data):
         return None
-    return data.decode("utf-8", errors="replace")
+    return decode_text(data)[0]
+
+
+def _binary_match(path: Path, matcher: re.Pattern[str]) -> int | None:
+    """The size of a binary file the pattern occurs in (as Latin-1 text), else None."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return len(data) if is_binary(data) and matcher.search(data.decode("latin-1")) else None
+
+
+def _binary_size(path: Path) -> int | None:
+    """The size of a binary file (None: not binary, or unreadable)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8000)
+        return path.stat().st_size if is_binary(head) else None
+    except OSError:
+        return None
