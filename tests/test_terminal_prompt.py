@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agent_lsp.permissions import visible
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from agent_lsp.terminal import parse_answer
+from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.scripts import tool_messages
 
 # Long enough that a prompt cut at a few hundred characters would hide the end; the tail has an
@@ -20,11 +24,17 @@ from tests.scripts import tool_messages
 COMMAND = "touch made.txt; echo " + "x" * 1_500 + "; touch tail-of-it\u200b.txt"
 
 
-def run_in_terminal(project: Path, env: dict[str, str], answer: str) -> str:
-    """`agent-lsp run` with a pty as its terminal; answers the first prompt with `answer`."""
+PROMPT = b"Deny] "  # the end of the prompt line
+
+
+def run_in_terminal(
+    project: Path, env: dict[str, str], *answers: bytes, task: str = "tidy up"
+) -> str:
+    """`agent-lsp run` with a pty as its terminal; answers each prompt (the first, then each
+    time it is asked again) with the next of `answers` (each sent as typed, then Enter)."""
     master, slave = pty.openpty()
     child = subprocess.Popen(
-        [sys.executable, "-m", "agent_lsp", "run", "--root", str(project), "tidy up"],
+        [sys.executable, "-m", "agent_lsp", "run", "--root", str(project), task],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -32,8 +42,8 @@ def run_in_terminal(project: Path, env: dict[str, str], answer: str) -> str:
         close_fds=True,
     )
     os.close(slave)
-    seen, answered = b"", False
-    deadline = time.monotonic() + 120
+    seen, sent = b"", 0
+    deadline = time.monotonic() + 180
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -45,15 +55,15 @@ def run_in_terminal(project: Path, env: dict[str, str], answer: str) -> str:
                 if not chunk:
                     break
                 seen += chunk
-            if not answered and b"[Allow once/Deny]" in seen:
-                os.write(master, answer.encode() + b"\n")
-                answered = True
+            if sent < len(answers) and seen.count(PROMPT) > sent:
+                os.write(master, answers[sent])
+                sent += 1
             if child.poll() is not None and not ready:
                 break
     finally:
         child.wait(timeout=30)
         os.close(master)
-    assert answered, seen.decode(errors="replace")
+    assert sent == len(answers), seen.decode(errors="replace")
     return seen.decode(errors="replace").replace("\r\n", "\n")
 
 
@@ -63,9 +73,75 @@ def test_the_terminal_prompt_shows_the_whole_command_and_the_answer_decides(
     fake_openai.script(
         Reply(tool_calls=[ToolCall("run_command", {"command": COMMAND})]), Reply("Stopped.")
     )
-    out = run_in_terminal(project, server_env, "Deny")
+    out = run_in_terminal(project, server_env, b"Deny\n")
     assert f"? agent-lsp wants to run: {visible(COMMAND)} — " in out
     assert "tail-of-it\\u200b.txt" in out and "\u200b" not in out
-    assert "  [Allow once/Deny] " in out  # a compound command is never "always" allowed
+    assert "  [1 Allow once | 2 Deny] " in out  # a compound command is never "always" allowed
     assert not (project / "made.txt").exists()
     assert "not run: user: denied" in tool_messages(fake_openai.requests[1])[0]
+
+
+@pytest.mark.parametrize("answer", [b"y\n", b"1\n", b"  allow ONCE \n", b"a\n"])
+def test_the_usual_ways_of_saying_yes_allow(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str], answer: bytes
+) -> None:
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "touch made.txt; true"})]),
+        Reply("Stopped."),
+    )
+    run_in_terminal(project, server_env, answer)
+    assert (project / "made.txt").exists()
+    assert "not run" not in tool_messages(fake_openai.requests[1])[0]
+
+
+def test_an_answer_that_picks_nothing_is_asked_again_and_end_of_input_is_no(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "touch made.txt; true"})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "touch other.txt; true"})]),
+        Reply("Stopped."),
+    )
+    out = run_in_terminal(project, server_env, b"maybe\n", b"N\n", b"\x04")
+    assert "maybe: please answer with a number (1-2), the start of an option, or y/n" in out
+    assert out.count("[1 Allow once | 2 Deny]") == 3  # asked again once, then the next command
+    assert "no answer (end of input): Deny" in out
+    assert not (project / "made.txt").exists() and not (project / "other.txt").exists()
+    assert "not run: user: denied" in tool_messages(fake_openai.requests[1])[0]
+    assert "not run" in tool_messages(fake_openai.requests[2])[1]
+
+
+def test_answers_pick_one_option_or_none() -> None:
+    three = ["Allow once", "Always allow", "Deny"]
+    picks = {
+        "1": "Allow once",
+        " 2 ": "Always allow",
+        "3": "Deny",
+        "Y": "Allow once",
+        "yes": "Allow once",
+        "no": "Deny",
+        "d": "Deny",
+        "alw": "Always allow",
+        "always  ALLOW": "Always allow",
+        "allow": "Allow once",
+        "a": None,  # Allow once or Always allow: asked again
+        "4": None,
+        "0": None,
+        "": None,
+        "sure": None,
+    }
+    assert {said: parse_answer(said, three) for said in picks} == picks
+    assert parse_answer("n", ["Resume", "Discard"]) == "Discard"
+    assert parse_answer("y", ["OK"]) is None
+
+
+def test_waiting_on_the_model_shows_the_time_on_a_terminal(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(
+        Hang(3),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "touch made.txt; true"})]),
+        Reply("Stopped."),
+    )
+    out = run_in_terminal(project, server_env, b"n\n")
+    assert re.search(r"\r  \S waiting for the model \d+ s\x1b\[K", out), out
