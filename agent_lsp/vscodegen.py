@@ -10,9 +10,13 @@ to the server.
 
 Every setting that an untrusted workspace may not widen (`agent_lsp.settings.untrusted_rule`:
 the level, the sandbox, every model key, extra roots, what runs by itself) and the server's
-command line get `"scope": "machine"`: VS Code then ignores them in workspace and folder settings
-(`.vscode/settings.json`, which a repository ships and the agent could write); only user
-settings set them. The rest is `"window"`.
+command line get `"scope": "application"`: VS Code then ignores them in workspace and folder
+settings (`.vscode/settings.json`, which a repository ships and the agent could write); only the
+User settings set them. Not `"machine"`, which keeps them out of workspaces too, but which
+VS Code also drops from the User settings whenever the window is remote: code-server, and
+Remote-SSH/WSL/containers, read machine settings only from the Remote settings file, so a
+user's `agentLsp.server.path` in their User settings would be ignored there. The rest is
+`"window"`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from agent_lsp.settings import Settings, untrusted_rule
 PREFIX = "agentLsp."
 TITLE = "agent-lsp"
 PACKAGE_JSON = Path(__file__).resolve().parent.parent / "editor-configs" / "vscode" / "package.json"
-USER_ONLY = "machine"  # VS Code ignores these in workspace and folder settings
+# VS Code reads these from the User settings only, never from workspace or folder settings,
+# in local and remote windows alike.
+USER_ONLY = "application"
 
 # JSON-schema keywords VS Code's settings editor understands and validates.
 _KEPT = (

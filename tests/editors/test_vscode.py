@@ -80,12 +80,16 @@ def test_rendered_settings_follow_the_schema() -> None:
 
 
 def test_what_widens_the_agent_is_a_user_setting_only() -> None:
-    """VS Code ignores "machine" settings in workspace and folder settings: a repository's (or
-    the agent's) .vscode/settings.json cannot raise the level, turn the sandbox off, move the
-    model, add roots, run anything by itself, or pick the server's command line."""
+    """VS Code reads "application" settings from the User settings only, never from workspace
+    and folder settings: a repository's (or the agent's) .vscode/settings.json cannot raise the
+    level, turn the sandbox off, move the model, add roots, run anything by itself, or pick the
+    server's command line. Not "machine": VS Code drops those from the User settings of a
+    remote window (code-server), so the user's own agentLsp.server.path would be ignored."""
     properties = vscodegen.render()
     user_only = {
-        key.removeprefix("agentLsp.") for key, p in properties.items() if p["scope"] == "machine"
+        key.removeprefix("agentLsp.")
+        for key, p in properties.items()
+        if p["scope"] == "application"
     }
     for key in (
         "server.path",
@@ -119,7 +123,9 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
     }
     assert user_only | window == {k.removeprefix("agentLsp.") for k in properties}
     manifest = _manifest()["contributes"]["configuration"]["properties"]
-    assert manifest["agentLsp.permissionLevel"]["scope"] == "machine"  # as committed
+    assert manifest["agentLsp.permissionLevel"]["scope"] == "application"  # as committed
+    assert manifest["agentLsp.server.path"]["scope"] == "application"
+    assert not [k for k, p in manifest.items() if p["scope"] in ("machine", "machine-overridable")]
 
 
 def test_defaults_validate_as_the_server_reads_them() -> None:
@@ -192,8 +198,22 @@ def _npm(npm: str, *args: str, cwd: Path) -> str:
     return output
 
 
+_BUILT: list[Path] = []
+
+
+def build_extension(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The extension built once per test run (these tests and the real-editor ones share it)."""
+    if not _BUILT:
+        _BUILT.append(_build(tmp_path_factory))
+    return _BUILT[0]
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_extension(tmp_path_factory)
+
+
+def _build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the extension built as CI builds it; the unit tests pass in it."""
     npm = which_or_skip("npm")
     build = tmp_path_factory.mktemp("vscode") / "vscode"
@@ -275,6 +295,36 @@ def _sent(seen: dict[str, Any], method: str) -> list[Any]:
     ]
 
 
+def _offset(text: str, position: dict[str, int]) -> int:
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: position["line"]]) + position["character"]
+
+
+def _edited(seen: dict[str, Any], path: Path, text: str) -> str:
+    """`text` with every workspace/applyEdit the editor received for `path` applied (ASCII)."""
+    for request in (
+        t["body"]
+        for t in seen["traffic"]
+        if t["direction"] == "Received" and t["method"].startswith("workspace/applyEdit")
+    ):
+        edit: dict[str, Any] = request["edit"]
+        changes: list[tuple[str, list[dict[str, Any]]]] = [
+            (c["textDocument"]["uri"], c["edits"]) for c in edit.get("documentChanges") or []
+        ] + list((edit.get("changes") or {}).items())
+        for uri, edits in changes:
+            if uri != path.as_uri():
+                continue
+            starts = sorted(
+                ((_offset(text, e["range"]["start"]), e) for e in edits),
+                key=lambda pair: pair[0],
+                reverse=True,
+            )
+            for start, e in starts:
+                end = _offset(text, e["range"]["end"])
+                text = text[:start] + e["newText"] + text[end:]
+    return text
+
+
 @pytest.mark.editor
 @pytest.mark.timeout(600)
 def test_palette_task_status_bar_and_settings_against_agent_lsp(
@@ -293,23 +343,31 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
 
     seen = run_host(built, "task", project, server_env, settings)
 
-    # Agent: Run task... -> agentLsp.runTask with the trimmed text; the agent fixed the file.
-    assert seen["inputs"][0] == "Agent: Run task"
+    # agent-lsp: Run task... -> agentLsp.runTask with the trimmed text; the agent fixed the file.
+    assert seen["inputs"][0] == "agent-lsp: Run task"
     assert _sent(seen, "workspace/executeCommand")[0] == {
         "command": "agentLsp.runTask",
         "arguments": [{"task": "make the failing test pass"}],
     }
-    assert calc.read_text() == before.replace(BUG, FIX)
+    # The fix went to the editor (which loads the closed file into a buffer, unsaved), not to
+    # the disk.
+    assert _edited(seen, calc, before) == before.replace(BUG, FIX)
+    assert calc.read_text() == before
     # Four for the task; then Agent: Remember... asks the model once to distil the note.
     assert len(fake_openai.requests) == 5
     assert fake_openai.requests[4]["messages"][0]["content"].startswith("You distil")
     texts = [m["text"] for m in seen["messages"]]
     levels = {m["level"] for m in seen["messages"]}
     assert "error" not in levels, seen["messages"]
-    started = r"agent-lsp: task \w+ started \(Agent: Cancel task stops it\)"
+    started = r"agent-lsp: task \w+ started \(agent-lsp: Cancel task stops it\)"
     assert [t for t in texts if re.fullmatch(started, t)], texts
     assert f"agent-lsp: completed: {SUMMARY} (changed: calc.py)" in texts
-    # VS Code's own progress notification still got every report (the middleware passes on).
+    # The task's progress is a notification with Cancel (not vscode-languageclient's status-bar
+    # spinner, which has none), and it got every report.
+    notification = 15  # vscode.ProgressLocation.Notification
+    assert seen["progress"] == [
+        {"location": notification, "title": "agent-lsp", "cancellable": True}
+    ]
     assert "edit_file: success: edited calc.py at line 10" in [
         m["text"] for m in seen["messages"] if m["level"] == "progress"
     ]
@@ -366,12 +424,48 @@ def test_a_missing_server_is_explained(
         built, "missing", project, server_env, {"agentLsp.server.path": "/nonexistent/agent-lsp"}
     )
     texts = [(m["level"], m["text"]) for m in seen["messages"]]
-    assert any(
-        level == "error"
-        and text.startswith('agent-lsp could not start "/nonexistent/agent-lsp"')
-        and "agentLsp.server.path" in text
-        for level, text in texts
-    ), texts
+    errors = [m for m in seen["messages"] if m["level"] == "error"]
+    assert errors == [
+        {
+            "level": "error",
+            "text": 'agent-lsp: the server "/nonexistent/agent-lsp" was not found (no such '
+            "executable file). Install it with `uv tool install agent-lsp-editor` (or `pipx "
+            "install agent-lsp-editor`), or set agentLsp.server.path to its full path in your "
+            "User settings.",
+            "items": ["Open setting"],
+        }
+    ], texts
     assert ("warning", "agent-lsp is not running (see the agent-lsp output for why)") in texts
     assert seen["inputs"] == []  # not asked for a task it cannot run
     assert seen["status"] == ["$(hubot) agent"]
+
+
+@pytest.mark.editor
+@pytest.mark.timeout(600)
+def test_a_server_off_the_extension_hosts_path_is_found(
+    built: Path, project: Path, server_env: dict[str, str]
+) -> None:
+    """VS Code started from a launcher (or code-server) has a PATH without ~/.local/bin, where
+    `uv tool install` and `pipx install` put agent-lsp: the default setting still finds it."""
+    home = Path(server_env["HOME"])
+    installed = home / ".local" / "bin" / "agent-lsp"
+    installed.parent.mkdir(parents=True)
+    installed.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agent_lsp "$@"\n')
+    installed.chmod(0o755)
+    env = dict(server_env, PATH="/usr/bin:/bin")
+    seen = run_host(built, "located", project, env, {})
+    texts = [m["text"] for m in seen["messages"]]
+    assert not [m for m in seen["messages"] if m["level"] == "error"], texts
+    assert any(t.startswith("agent-lsp: tests: 1 passed, 1 failed") for t in texts), texts
+
+    # Nowhere at all: the message says where it looked, how to install, and offers the setting.
+    installed.unlink()
+    seen = run_host(built, "missing", project, env, {})
+    (error,) = [m for m in seen["messages"] if m["level"] == "error"]
+    assert error["text"] == (
+        'agent-lsp: the server "agent-lsp" was not found (looked on PATH and in ~/.local/bin, '
+        f"~/.local/share/agent-lsp/bin, {project}/.venv/bin). Install it with `uv tool install "
+        "agent-lsp-editor` (or `pipx install agent-lsp-editor`), or set agentLsp.server.path to "
+        "its full path in your User settings."
+    )
+    assert error["items"] == ["Open setting"]

@@ -1,6 +1,9 @@
-// agent-lsp for VS Code: starts `agent-lsp serve`, adds palette commands and a status-bar item.
+// agent-lsp for VS Code: starts `agent-lsp serve`, adds palette commands, a status-bar item and
+// a progress notification (with Cancel) while a task runs.
 // The decisions live in ./logic (unit-tested without VS Code); this file wires them to the editor.
 
+import { accessSync, constants, statSync } from "node:fs";
+import { homedir } from "node:os";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -11,11 +14,16 @@ import {
   State,
 } from "vscode-languageclient/node";
 import {
+  CATEGORY,
   cancelArguments,
+  isTaskProgress,
   logTarget,
+  missingServerNotice,
   type Notice,
   PALETTE,
+  type ProgressValue,
   rememberArguments,
+  resolveServer,
   resultNotice,
   runTaskArguments,
   runTestsArguments,
@@ -27,6 +35,7 @@ import {
   statusView,
   type TaskState,
   TaskTracker,
+  taskIdOf,
   unsupportedNotice,
 } from "./logic";
 
@@ -55,9 +64,111 @@ function currentServerSettings(context: vscode.ExtensionContext): Record<string,
   );
 }
 
-function createClient(context: vscode.ExtensionContext, tracker: TaskTracker): LanguageClient {
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Where agentLsp.server.path points: found on PATH or in the usual install folders, or not. */
+function locateServer(): ReturnType<typeof resolveServer> {
   const config = vscode.workspace.getConfiguration(SECTION);
-  const { command, args } = serverCommand(config.get("server.path"), config.get("server.args"));
+  const { command } = serverCommand(config.get("server.path"), undefined);
+  return resolveServer(command, {
+    env: process.env,
+    home: homedir(),
+    folders: (vscode.workspace.workspaceFolders ?? [])
+      .filter((folder) => folder.uri.scheme === "file")
+      .map((folder) => folder.uri.fsPath),
+    platform: process.platform,
+    isExecutable,
+  });
+}
+
+/**
+ * A task's progress as a notification with a Cancel button (vscode-languageclient would show
+ * it in the status bar only, where it cannot be cancelled). Cancel runs agentLsp.cancel.
+ */
+class TaskNotifications {
+  private readonly open = new Map<
+    string | number,
+    { progress?: vscode.Progress<{ message?: string }>; pending: string[]; done: () => void }
+  >();
+
+  /** True when the progress is one of the agent's tasks (shown here, not passed on). */
+  handle(token: string | number, value: ProgressValue): boolean {
+    if (value.kind === "begin") {
+      if (!isTaskProgress(token, value.title)) {
+        return false;
+      }
+      this.begin(token, value.message);
+      return true;
+    }
+    const entry = this.open.get(token);
+    if (entry === undefined) {
+      return false;
+    }
+    if (value.kind === "report") {
+      if (value.message) {
+        if (entry.progress) {
+          entry.progress.report({ message: value.message });
+        } else {
+          entry.pending.push(value.message);
+        }
+      }
+    } else {
+      this.open.delete(token);
+      entry.done();
+    }
+    return true;
+  }
+
+  /** The server went away: close every notification. */
+  reset(): void {
+    for (const entry of this.open.values()) {
+      entry.done();
+    }
+    this.open.clear();
+  }
+
+  private begin(token: string | number, message: string | undefined): void {
+    let done: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const entry: {
+      progress?: vscode.Progress<{ message?: string }>;
+      pending: string[];
+      done: () => void;
+    } = { pending: message ? [message] : [], done };
+    this.open.set(token, entry);
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: CATEGORY, cancellable: true },
+      (progress, cancelled) => {
+        entry.progress = progress;
+        for (const text of entry.pending.splice(0)) {
+          progress.report({ message: text });
+        }
+        const subscription = cancelled.onCancellationRequested(() => {
+          void execute(SERVER.cancel, cancelArguments(taskIdOf(token)));
+        });
+        return finished.finally(() => subscription.dispose());
+      },
+    );
+  }
+}
+
+function createClient(
+  context: vscode.ExtensionContext,
+  tracker: TaskTracker,
+  notifications: TaskNotifications,
+  command: string,
+): LanguageClient {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const { args } = serverCommand(undefined, config.get("server.args"));
   // stdio without a `transport`: TransportKind.stdio would append "--stdio" to the arguments.
   const serverOptions: ServerOptions = { command, args };
   const clientOptions: LanguageClientOptions = {
@@ -87,11 +198,14 @@ function createClient(context: vscode.ExtensionContext, tracker: TaskTracker): L
             });
         },
       },
-      // Watch the server's work-done progress for the status bar; VS Code's own display
-      // (the notification with its Cancel button) still gets every message through next().
+      // The server's work-done progress: the status bar follows it, and a task's progress
+      // becomes a notification with Cancel. vscode-languageclient's own display (a status-bar
+      // spinner without Cancel) only gets other progress, and the end (to clean up).
       handleWorkDoneProgress: (token, params, next) => {
         tracker.progress(token, params);
-        next(token, params);
+        if (!notifications.handle(token, params) || params.kind === "end") {
+          next(token, params);
+        }
       },
     },
   };
@@ -99,42 +213,58 @@ function createClient(context: vscode.ExtensionContext, tracker: TaskTracker): L
   created.onDidChangeState((event) => {
     if (event.newState === State.Stopped) {
       tracker.reset();
+      notifications.reset();
     }
   });
   return created;
 }
 
-function showStartError(error: unknown): void {
-  const { command } = serverCommand(
-    vscode.workspace.getConfiguration(SECTION).get("server.path"),
-    undefined,
+const OPEN_SETTING = "Open setting";
+
+/** An error with a button that opens the Settings editor at agentLsp.server.path. */
+function showServerError(text: string): void {
+  void vscode.window.showErrorMessage(text, OPEN_SETTING).then((choice) => {
+    if (choice === OPEN_SETTING) {
+      void vscode.commands.executeCommand(
+        "workbench.action.openSettings",
+        `${SECTION}.server.path`,
+      );
+    }
+  });
+}
+
+function showStartError(command: string, error: unknown): void {
+  showServerError(
+    `agent-lsp could not start "${command}": ${String(error)}. ` +
+      "Set agentLsp.server.path (and agentLsp.server.args) in your User settings.",
   );
-  void vscode.window
-    .showErrorMessage(
-      `agent-lsp could not start "${command}": ${String(error)}. ` +
-        "Install agent-lsp, or set agentLsp.server.path (and agentLsp.server.args).",
-      "Open settings",
-    )
-    .then((choice) => {
-      if (choice !== undefined) {
-        void vscode.commands.executeCommand("workbench.action.openSettings", "agentLsp.server");
-      }
-    });
 }
 
 /** (Re)start the server with the current settings; restarts run one after the other. */
-function launch(context: vscode.ExtensionContext, tracker: TaskTracker): Promise<void> {
+function launch(
+  context: vscode.ExtensionContext,
+  tracker: TaskTracker,
+  notifications: TaskNotifications,
+): Promise<void> {
   const previous = client;
   client = undefined;
   starting = starting.then(async () => {
     await previous?.dispose().catch(() => undefined);
     tracker.reset();
-    const created = createClient(context, tracker);
+    notifications.reset();
+    const located = locateServer();
+    if (!located.found) {
+      const notice = missingServerNotice(located.command, located.looked, homedir());
+      outputChannel?.appendLine(notice.text);
+      showServerError(notice.text);
+      return;
+    }
+    const created = createClient(context, tracker, notifications, located.command);
     client = created;
     try {
       await created.start();
     } catch (error) {
-      showStartError(error);
+      showStartError(located.command, error);
     }
   });
   return starting;
@@ -200,7 +330,7 @@ async function runTask(): Promise<void> {
     return; // say so before asking for a task
   }
   const text = await vscode.window.showInputBox({
-    title: "Agent: Run task",
+    title: `${CATEGORY}: Run task`,
     prompt: "What should the agent do?",
     placeHolder: "make the failing test pass",
     ignoreFocusOut: true,
@@ -216,7 +346,7 @@ async function remember(): Promise<void> {
     return;
   }
   const text = await vscode.window.showInputBox({
-    title: "Agent: Remember",
+    title: `${CATEGORY}: Remember`,
     prompt: "A note the agent keeps for this project (.agent-lsp/memory/notes.md)",
     placeHolder: "tests run with `make test`",
     ignoreFocusOut: true,
@@ -263,6 +393,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   };
   const tracker = new TaskTracker(render);
+  const notifications = new TaskNotifications();
   render(tracker.state);
   item.name = "agent-lsp";
   item.show();
@@ -280,11 +411,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(PALETTE.remember, remember),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
-        void launch(context, tracker);
+        void launch(context, tracker, notifications);
       }
     }),
   );
-  await launch(context, tracker);
+  await launch(context, tracker, notifications);
 }
 
 export async function deactivate(): Promise<void> {

@@ -22,12 +22,18 @@ export const PALETTE = {
   remember: "agentLsp.palette.remember",
 } as const;
 
+/** The palette category: commands show as "agent-lsp: Run task…" (the product's name). */
+export const CATEGORY = "agent-lsp";
+
 /** Settings of the extension itself: how to start the server. Never sent to the server. */
 export const EXTENSION_ONLY = ["server", "trace"] as const;
 export const DEFAULT_SERVER_PATH = "agent-lsp";
 export const DEFAULT_SERVER_ARGS: readonly string[] = ["serve"];
 /** Title of the server's work-done progress; its tokens start with "agent-lsp/". */
 export const PROGRESS_TITLE = "agent-lsp";
+/** The install line a missing server's message shows (the PyPI distribution's name). */
+export const INSTALL_COMMAND = "uv tool install agent-lsp-editor";
+export const INSTALL_ALTERNATIVE = "pipx install agent-lsp-editor";
 
 // ---------------------------------------------------------------- server command line
 
@@ -45,6 +51,112 @@ export function serverCommand(path: unknown, args: unknown): ServerCommand {
       ? [...args]
       : [...DEFAULT_SERVER_ARGS];
   return { command, args: list };
+}
+
+// ---------------------------------------------------------------- finding the server
+
+/** What the extension host knows about where programs live (process.env, os.homedir(), ...). */
+export interface SearchContext {
+  env: Record<string, string | undefined>;
+  home: string;
+  /** The workspace folders' paths (the extension only runs in trusted workspaces). */
+  folders: readonly string[];
+  platform: string;
+  /** Whether `path` is an executable file. */
+  isExecutable: (path: string) => boolean;
+}
+
+function joinPath(platform: string, dir: string, ...parts: string[]): string {
+  const sep = platform === "win32" ? "\\" : "/";
+  return [dir.replace(/[\\/]+$/, ""), ...parts].join(sep);
+}
+
+/** "~/bin/agent-lsp" -> "<home>/bin/agent-lsp"; other paths unchanged. */
+export function expandHome(path: string, home: string): string {
+  if (home === "" || !(path === "~" || path.startsWith("~/") || path.startsWith("~\\"))) {
+    return path;
+  }
+  return home.replace(/[\\/]+$/, "") + path.slice(1);
+}
+
+/**
+ * Where a bare command name is looked for besides the extension host's PATH (which, when
+ * VS Code starts from a desktop launcher or as code-server, often lacks the shell's
+ * additions): where `pipx`, `uv tool` and the README's plain-venv install put commands, then
+ * each workspace folder's `.venv`. A workspace never names the executable (agentLsp.server.path
+ * is a user setting); its `.venv` only counts when nothing else is found, and only in a
+ * trusted workspace (the extension does not run in others).
+ */
+export function extraDirectories(context: SearchContext): string[] {
+  const { env, home, folders, platform } = context;
+  const bin = platform === "win32" ? "Scripts" : "bin";
+  const dirs: string[] = [];
+  for (const dir of [env.PIPX_BIN_DIR, env.UV_TOOL_BIN_DIR, env.XDG_BIN_HOME]) {
+    if (dir !== undefined && dir !== "") {
+      dirs.push(expandHome(dir, home));
+    }
+  }
+  if (home !== "") {
+    dirs.push(joinPath(platform, home, ".local", "bin"));
+    dirs.push(joinPath(platform, home, ".local", "share", "agent-lsp", bin));
+  }
+  for (const folder of folders) {
+    dirs.push(joinPath(platform, folder, ".venv", bin));
+  }
+  return [...new Set(dirs)];
+}
+
+export type Resolved =
+  { found: true; command: string } | { found: false; command: string; looked: string[] };
+
+/**
+ * The program to spawn for `agentLsp.server.path`: a bare name is searched for on PATH, then in
+ * extraDirectories; a path (with `~` expanded) is used if it is executable.
+ */
+export function resolveServer(command: string, context: SearchContext): Resolved {
+  const expanded = expandHome(command, context.home);
+  if (/[\\/]/.test(expanded)) {
+    return context.isExecutable(expanded)
+      ? { found: true, command: expanded }
+      : { found: false, command: expanded, looked: [] };
+  }
+  const windows = context.platform === "win32";
+  const names =
+    windows && !/\.[a-z]+$/i.test(expanded) ? [`${expanded}.exe`, expanded] : [expanded];
+  const onPath = (context.env.PATH ?? context.env.Path ?? "")
+    .split(windows ? ";" : ":")
+    .filter((dir) => dir !== "");
+  const looked = extraDirectories(context);
+  for (const dir of [...onPath, ...looked]) {
+    for (const name of names) {
+      const candidate = joinPath(context.platform, dir, name);
+      if (context.isExecutable(candidate)) {
+        return { found: true, command: candidate };
+      }
+    }
+  }
+  return { found: false, command: expanded, looked };
+}
+
+/** The message for a server that is not there: what was tried, how to install, the setting. */
+export function missingServerNotice(
+  command: string,
+  looked: readonly string[],
+  home: string,
+): Notice {
+  const short = (dir: string): string =>
+    home !== "" && dir.startsWith(home) ? `~${dir.slice(home.replace(/[\\/]+$/, "").length)}` : dir;
+  const where =
+    looked.length === 0
+      ? "no such executable file"
+      : `looked on PATH and in ${looked.map(short).join(", ")}`;
+  return {
+    level: "error",
+    text:
+      `agent-lsp: the server "${command}" was not found (${where}). ` +
+      `Install it with \`${INSTALL_COMMAND}\` (or \`${INSTALL_ALTERNATIVE}\`), ` +
+      "or set agentLsp.server.path to its full path in your User settings.",
+  };
 }
 
 // ---------------------------------------------------------------- settings sent to the server
@@ -177,7 +289,7 @@ export function resultNotice(command: string, result: unknown): Notice | undefin
       return typeof fields.taskId === "string"
         ? {
             level: "info",
-            text: `agent-lsp: task ${fields.taskId} started (Agent: Cancel task stops it)`,
+            text: `agent-lsp: task ${fields.taskId} started (${CATEGORY}: Cancel task stops it)`,
           }
         : undefined;
     case SERVER.runTests:
@@ -265,6 +377,19 @@ export interface ProgressValue {
   message?: string;
 }
 
+/** Whether a progress begin is one of agent-lsp's tasks (title "agent-lsp" or its token). */
+export function isTaskProgress(token: ProgressToken, title: string | undefined): boolean {
+  return title === PROGRESS_TITLE || String(token).startsWith(`${PROGRESS_TITLE}/`);
+}
+
+/** "agent-lsp/<task id>/<nonce>" -> the task id, for agentLsp.cancel; undefined otherwise. */
+export function taskIdOf(token: ProgressToken): string | undefined {
+  const parts = String(token).split("/");
+  return parts.length === 3 && parts[0] === PROGRESS_TITLE && parts[1] !== ""
+    ? parts[1]
+    : undefined;
+}
+
 export type TaskState = { kind: "idle" } | { kind: "running"; text: string };
 
 /**
@@ -288,8 +413,7 @@ export class TaskTracker {
   progress(token: ProgressToken, value: ProgressValue): void {
     const before = this.state;
     if (value.kind === "begin") {
-      const ours = value.title === PROGRESS_TITLE || String(token).startsWith(`${PROGRESS_TITLE}/`);
-      if (ours) {
+      if (isTaskProgress(token, value.title)) {
         this.open.set(token, value.message || value.title || "working");
       }
     } else if (!this.open.has(token)) {

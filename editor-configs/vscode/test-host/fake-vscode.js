@@ -6,7 +6,15 @@
 
 const path = require("node:path");
 
-const record = { status: [], messages: [], contexts: [], output: [], inputs: [], opened: [] };
+const record = {
+  status: [],
+  messages: [],
+  contexts: [],
+  output: [],
+  inputs: [],
+  opened: [],
+  progress: [],
+};
 
 function auto(name) {
   const fn = function () {
@@ -151,8 +159,8 @@ const commands = new Map();
 const input = { next: [] };
 
 function message(level) {
-  return (text) => {
-    record.messages.push({ level, text });
+  return (text, ...items) => {
+    record.messages.push({ level, text, items: items.filter((i) => typeof i === "string") });
     return Promise.resolve(undefined);
   };
 }
@@ -195,6 +203,8 @@ function vscodeFor(folder) {
       getConfiguration,
       onDidChangeConfiguration: configChanged.event,
       workspaceFolders: [{ uri: Uri.file(folder), name: path.basename(folder), index: 0 }],
+      // The server's edits (workspace/applyEdit) are taken; the test reads them from the trace.
+      applyEdit: () => Promise.resolve(true),
       textDocuments: [],
     }),
     window: withFallback("window", {
@@ -211,15 +221,21 @@ function vscodeFor(folder) {
         record.opened.push(String(uri));
         return Promise.resolve(undefined);
       },
-      // The work-done progress notification: every report is recorded.
-      withProgress: (options, task) =>
-        task(
+      // A progress display: where it shows, whether it has Cancel, and every report.
+      withProgress: (options, task) => {
+        record.progress.push({
+          location: options.location,
+          title: options.title,
+          cancellable: Boolean(options.cancellable),
+        });
+        return task(
           {
             report: (value) =>
               record.messages.push({ level: "progress", text: value.message || "" }),
           },
           new CancellationTokenSource().token,
-        ),
+        );
+      },
       activeTextEditor: undefined,
     }),
     commands: {

@@ -3,7 +3,7 @@
 // against a real agent-lsp server, the way a user drives it from the palette. Writes what the
 // user saw, and the LSP traffic (from the client's verbose trace), as JSON to $RESULT.
 //
-//   EXT_DIR=<built extension> RESULT=out.json SCENARIO=task|missing WORKSPACE=<folder> \
+//   EXT_DIR=<built extension> RESULT=out.json SCENARIO=task|missing|located WORKSPACE=<folder> \
 //   SETTINGS='{"agentLsp.server.path": ...}' INPUTS='["task text", "note"]' node test-host/run.js
 
 const fs = require("node:fs");
@@ -76,6 +76,12 @@ async function missing() {
   await run("agentLsp.palette.runTask");
 }
 
+/** The server was found off PATH: it runs the tests. */
+async function located() {
+  await run("agentLsp.palette.runTests");
+  await waitFor("the test run", said(/^agent-lsp: tests: /));
+}
+
 (async () => {
   for (const [key, value] of Object.entries(JSON.parse(process.env.SETTINGS || "{}"))) {
     fake.settings[key] = { globalValue: value };
@@ -87,7 +93,7 @@ async function missing() {
   let error = null;
   try {
     await extension.activate(context);
-    await { task, missing }[process.env.SCENARIO || "task"]();
+    await { task, missing, located }[process.env.SCENARIO || "task"]();
   } catch (e) {
     error = String(e && e.stack);
   }
@@ -105,6 +111,7 @@ async function missing() {
     contexts: record.contexts.map((args) => args[1]),
     inputs: record.inputs,
     opened: record.opened,
+    progress: record.progress,
     traffic: traffic(),
     output: record.output.join("").slice(-20000),
   };

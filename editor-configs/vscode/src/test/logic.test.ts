@@ -5,13 +5,20 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe as suite, test } from "node:test";
 import {
+  CATEGORY,
   cancelArguments,
   describe,
+  expandHome,
   explicitValue,
+  extraDirectories,
+  isTaskProgress,
   logTarget,
+  missingServerNotice,
   PALETTE,
   rememberArguments,
+  resolveServer,
   resultNotice,
+  type SearchContext,
   runTaskArguments,
   runTestsArguments,
   SERVER,
@@ -22,13 +29,14 @@ import {
   statusView,
   type TaskState,
   TaskTracker,
+  taskIdOf,
   unsupportedNotice,
 } from "../logic";
 
 interface Manifest {
   activationEvents: string[];
   contributes: {
-    commands: { command: string; title: string }[];
+    commands: { command: string; title: string; category?: string }[];
     configuration: { properties: Record<string, { default?: unknown }> };
   };
 }
@@ -60,6 +68,111 @@ suite("server command line", () => {
   });
   test("an empty args list is kept", () => {
     assert.deepEqual(serverCommand("my-wrapper", []), { command: "my-wrapper", args: [] });
+  });
+});
+
+suite("finding the server", () => {
+  function context(executables: string[], over: Partial<SearchContext> = {}): SearchContext {
+    return {
+      env: { PATH: "/usr/local/bin:/usr/bin" },
+      home: "/home/u",
+      folders: ["/work/proj"],
+      platform: "linux",
+      isExecutable: (path) => executables.includes(path),
+      ...over,
+    };
+  }
+
+  test("a name on the extension host's PATH is used from there", () => {
+    assert.deepEqual(resolveServer("agent-lsp", context(["/usr/bin/agent-lsp"])), {
+      found: true,
+      command: "/usr/bin/agent-lsp",
+    });
+  });
+  test("not on PATH: pipx / uv tool / plain-venv folders, then the workspace's .venv", () => {
+    const all = [
+      "/home/u/.local/bin/agent-lsp",
+      "/home/u/.local/share/agent-lsp/bin/agent-lsp",
+      "/work/proj/.venv/bin/agent-lsp",
+    ];
+    for (let i = 0; i < all.length; i++) {
+      assert.deepEqual(resolveServer("agent-lsp", context(all.slice(i))), {
+        found: true,
+        command: all[i],
+      });
+    }
+    assert.deepEqual(
+      resolveServer(
+        "agent-lsp",
+        context(["/opt/pipx/agent-lsp", "/home/u/.local/bin/agent-lsp"], {
+          env: { PATH: "/usr/bin", PIPX_BIN_DIR: "/opt/pipx" },
+        }),
+      ),
+      { found: true, command: "/opt/pipx/agent-lsp" },
+    );
+    assert.deepEqual(
+      extraDirectories(context([], { env: { UV_TOOL_BIN_DIR: "~/uvbin", XDG_BIN_HOME: "" } })),
+      [
+        "/home/u/uvbin",
+        "/home/u/.local/bin",
+        "/home/u/.local/share/agent-lsp/bin",
+        "/work/proj/.venv/bin",
+      ],
+    );
+  });
+  test("PATH comes first, even before the workspace's .venv", () => {
+    const found = resolveServer(
+      "agent-lsp",
+      context(["/work/proj/.venv/bin/agent-lsp", "/usr/local/bin/agent-lsp"]),
+    );
+    assert.deepEqual(found, { found: true, command: "/usr/local/bin/agent-lsp" });
+  });
+  test("a path is used as given, with ~ expanded; a missing one is reported", () => {
+    assert.equal(expandHome("~/bin/agent-lsp", "/home/u"), "/home/u/bin/agent-lsp");
+    assert.equal(expandHome("/opt/x", "/home/u"), "/opt/x");
+    assert.equal(expandHome("~x/y", "/home/u"), "~x/y");
+    assert.deepEqual(resolveServer("~/bin/agent-lsp", context(["/home/u/bin/agent-lsp"])), {
+      found: true,
+      command: "/home/u/bin/agent-lsp",
+    });
+    assert.deepEqual(resolveServer("/nonexistent/agent-lsp", context([])), {
+      found: false,
+      command: "/nonexistent/agent-lsp",
+      looked: [],
+    });
+  });
+  test("Windows: Scripts folders and .exe", () => {
+    const found = resolveServer(
+      "agent-lsp",
+      context(["C:\\p\\.venv\\Scripts\\agent-lsp.exe"], {
+        env: { Path: "C:\\Windows" },
+        home: "",
+        folders: ["C:\\p"],
+        platform: "win32",
+      }),
+    );
+    assert.deepEqual(found, { found: true, command: "C:\\p\\.venv\\Scripts\\agent-lsp.exe" });
+  });
+  test("the message names what was tried, the install command and the setting", () => {
+    const missing = resolveServer("agent-lsp", context([]));
+    assert.equal(missing.found, false);
+    const notice = missingServerNotice(
+      missing.command,
+      missing.found ? [] : missing.looked,
+      "/home/u",
+    );
+    assert.equal(notice.level, "error");
+    assert.equal(
+      notice.text,
+      'agent-lsp: the server "agent-lsp" was not found (looked on PATH and in ~/.local/bin, ' +
+        "~/.local/share/agent-lsp/bin, /work/proj/.venv/bin). Install it with " +
+        "`uv tool install agent-lsp-editor` (or `pipx install agent-lsp-editor`), or set " +
+        "agentLsp.server.path to its full path in your User settings.",
+    );
+    assert.match(
+      missingServerNotice("/nonexistent/agent-lsp", [], "/home/u").text,
+      /"\/nonexistent\/agent-lsp" was not found \(no such executable file\)/,
+    );
   });
 });
 
@@ -168,8 +281,10 @@ suite("palette commands", () => {
   });
   test("are all contributed with a title and activate the extension", () => {
     const contributed = new Map(manifest.contributes.commands.map((c) => [c.command, c.title]));
+    const categories = new Map(manifest.contributes.commands.map((c) => [c.command, c.category]));
     for (const id of Object.values(PALETTE)) {
-      assert.match(contributed.get(id) ?? "", /^Agent: /, id);
+      assert.ok(!/^Agent/.test(contributed.get(id) ?? "Agent"), id);
+      assert.equal(categories.get(id), CATEGORY, id); // shown as "agent-lsp: Run task…"
       assert.ok(manifest.activationEvents.includes(`onCommand:${id}`), id);
     }
     for (const id of Object.values(SERVER)) {
@@ -182,7 +297,7 @@ suite("messages for results", () => {
   test("a started task names its id", () => {
     assert.deepEqual(resultNotice(SERVER.runTask, { taskId: "ab12cd34" }), {
       level: "info",
-      text: "agent-lsp: task ab12cd34 started (Agent: Cancel task stops it)",
+      text: "agent-lsp: task ab12cd34 started (agent-lsp: Cancel task stops it)",
     });
   });
   test("refusals are shown by the server, not twice", () => {
@@ -252,6 +367,20 @@ suite("progress text", () => {
     assert.equal(describe("asking the model"), "asking the model");
     assert.equal(describe("checking: running the test suite"), "checking: running the test suite");
     assert.equal(describe("tests: 3 passed"), "tests: 3 passed");
+  });
+});
+
+suite("task progress", () => {
+  test("the agent's tasks are recognised by title or token", () => {
+    assert.ok(isTaskProgress("agent-lsp/ab12/x1", undefined));
+    assert.ok(isTaskProgress(3, "agent-lsp"));
+    assert.ok(!isTaskProgress("pylance-1", "Indexing"));
+  });
+  test("the task id for Cancel comes from the token", () => {
+    assert.equal(taskIdOf("agent-lsp/ab12cd34/x1y2z3"), "ab12cd34");
+    assert.equal(taskIdOf("agent-lsp"), undefined);
+    assert.equal(taskIdOf(7), undefined);
+    assert.equal(taskIdOf("other/ab/cd"), undefined);
   });
 });
 
