@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_lsp.compaction import compact, estimate_tokens
+from agent_lsp.compaction import CHARS_PER_TOKEN, compact, estimate_tokens
 from agent_lsp.errors import ModelError
 from agent_lsp.loopguard import LoopGuard
 from agent_lsp.messages import (
@@ -25,7 +25,7 @@ from agent_lsp.messages import (
 )
 from agent_lsp.prompt import build_messages, with_context
 from agent_lsp.seams import EditorChannel, Model
-from agent_lsp.task import Task
+from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import ToolBox
 from agent_lsp.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.workspace import Workspace
@@ -98,9 +98,27 @@ class NoHooks:
         return None
 
 
+WORDS = 300  # how much of the model's own words an outcome quotes
+
+
+def _quote(text: str | None) -> str:
+    words = " ".join((text or "").split())
+    if not words:
+        return "(an empty reply)"
+    return words if len(words) <= WORDS else words[: WORDS - 1] + "…"
+
+
+def _reply_tokens(reply: ModelReply) -> int:
+    out = (reply.content or "") + "".join(c.name + c.arguments for c in reply.tool_calls)
+    return max(1, len(out) // CHARS_PER_TOKEN)
+
+
 class Agent:
-    """One task. Stops when: done (tests pass), max steps, token budget, a loop (paused),
-    a model error, or cancellation — each reported as the outcome's stop reason."""
+    """One task. Stops when: done (tests pass), the model stopped (it answered in words twice
+    in a row while the tests fail: one nudge with the failures, then its words are the
+    outcome), max steps, token budget, a loop (paused), a model error, or cancellation — each
+    reported as the outcome's stop reason. Done without a test run to prove it is
+    `verified=False`: the model's word only."""
 
     def __init__(
         self,
@@ -145,21 +163,42 @@ class Agent:
                 list(resume.messages), self.workspace.root, self.profile, context
             )
         await self._checkpoint(step)
+        nudged = False  # the model was told once that it stopped too early
         try:
             while (limit := self._limit_reached(step)) is None:
                 step += 1
                 await self._compact_if_needed(step)
                 reply = await self._ask_model(step)
                 if reply.tool_calls:
+                    nudged = False
                     await self._run_tools(reply.tool_calls, step)
                     await self._checkpoint(step)
                     if loop := self.guard.looping():
                         return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
                     continue
-                done, feedback = await self._check_done(step)
-                if done:
+                cut = (
+                    " (its reply was cut at the output cap, [model] maxTokens)" if reply.cut else ""
+                )
+                done, feedback, unverified = await self._check_done(step, task)
+                if done and unverified:
+                    summary = (
+                        f"unverified: {unverified}; the model says{cut}: {_quote(reply.content)}"
+                    )
                     return self._outcome(
-                        TaskStatus.COMPLETED, reply.content or "done", step, "done"
+                        TaskStatus.COMPLETED, summary, step, "unverified", verified=False
+                    )
+                if done:
+                    words = reply.content or "done"
+                    return self._outcome(TaskStatus.COMPLETED, words + cut, step, "done")
+                if nudged:
+                    summary = f"stopped: the model did not continue{cut}: {_quote(reply.content)}"
+                    await self._emit(EventKind.MESSAGE, summary, step)
+                    return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
+                nudged = True
+                if reply.cut:
+                    feedback = (
+                        "Your reply was cut at the output cap: be brief, and act through the "
+                        f"tools.\n{feedback}"
                     )
                 self.messages.append(ChatMessage(role="user", content=feedback))
                 await self._checkpoint(step)
@@ -203,15 +242,24 @@ class Agent:
         reply = await self.model.complete(self.messages, self.toolbox.specs())
         seconds = time.monotonic() - started
         usage = reply.usage
-        if not usage.prompt_tokens:  # the endpoint reported nothing: estimate
-            usage = Usage(prompt_tokens=estimate_tokens(self.messages))
-        self.usage = Usage(
-            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
-        )
+        if not usage.prompt_tokens or not usage.completion_tokens:
+            # The endpoint reported nothing: an estimate (≈4 characters a token), marked so.
+            usage = Usage(
+                prompt_tokens=usage.prompt_tokens or estimate_tokens(self.messages),
+                completion_tokens=usage.completion_tokens or _reply_tokens(reply),
+                estimated=True,
+            )
+            reply = reply.model_copy(update={"usage": usage})
+        self.usage = self.usage.plus(usage)
         await self.hooks.model_called(step, reply, usage, seconds)
+        for note in reply.notes:
+            await self._emit(EventKind.MESSAGE, f"model: {note}", step)
         self.messages.append(
-            ChatMessage(role="assistant", content=reply.content, tool_calls=reply.tool_calls)
+            ChatMessage(
+                role="assistant",
+                content=reply.content if reply.content or reply.tool_calls else "",
+                tool_calls=reply.tool_calls,
+            )
         )
         if reply.content and reply.tool_calls:
             await self._emit(EventKind.MESSAGE, reply.content, step)
@@ -242,27 +290,37 @@ class Agent:
                 ChatMessage(role="tool", tool_call_id=call.id, content=result.for_model())
             )
 
-    async def _check_done(self, step: int) -> tuple[bool, str]:
-        """Done is decided by the tests, not by the model's word."""
-        if self.verifier is None or self.verifier.passed_since(self.workspace):
-            return True, ""
+    async def _check_done(self, step: int, task: Task) -> tuple[bool, str, str]:
+        """Done is decided by the tests, not by the model's word: (done, the feedback when
+        not, why done is unverified — "" when the tests proved it or nothing needed proof)."""
+        if self.verifier is None:
+            if task.kind is TaskKind.EXPLAIN:
+                return True, "", ""
+            return True, "", "no test runner found, so nothing checked the result"
+        if self.verifier.passed_since(self.workspace):
+            return True, "", ""
         await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
         try:
             report = await self.verifier.run(self.workspace)
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
-            return True, ""
+            return True, "", str(exc)
         await self.hooks.tests_checked(step, report.ok, report.summary())
         await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
         if report.ok:
-            return True, ""
-        return False, (
+            return True, "", ""
+        return (
+            False,
             "The task is not done: the test suite does not pass on the current text.\n"
             + format_report(report)
-            + "\nKeep working until the tests pass."
+            + "\nKeep working until the tests pass: call the tools to read, edit and test. "
+            "If you answer in words only again, the task stops here.",
+            "",
         )
 
-    def _outcome(self, status: TaskStatus, summary: str, step: int, reason: str) -> TaskOutcome:
+    def _outcome(
+        self, status: TaskStatus, summary: str, step: int, reason: str, verified: bool = True
+    ) -> TaskOutcome:
         return TaskOutcome(
             status=status,
             summary=summary.strip(),
@@ -270,6 +328,7 @@ class Agent:
             stop_reason=reason,
             usage=self.usage,
             changed_files=list(self.workspace.changed_files),
+            verified=verified,
         )
 
     async def _emit(self, kind: EventKind, message: str, step: int = 0, **data: object) -> None:

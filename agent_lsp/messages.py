@@ -25,7 +25,11 @@ class ChatMessage(BaseModel):
     tool_call_id: str | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        content = self.content
+        if content is None and not self.tool_calls:
+            # Strict servers (llama.cpp among them) reject `content: null` without tool calls.
+            content = ""
+        data: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             data["tool_calls"] = [
                 {
@@ -41,16 +45,39 @@ class ChatMessage(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens used (summed over a task's model calls). `estimated`: at least one count was
+    estimated from the text (≈4 characters a token) because the endpoint reported none."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    calls: int = 0  # model calls made (0 on a single reply's usage)
+    estimated: bool = False
+
+    def plus(self, other: Usage) -> Usage:
+        """This total with one more call's usage added."""
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls=self.calls + max(other.calls, 1),
+            estimated=self.estimated or other.estimated,
+        )
 
 
 class ModelReply(BaseModel):
-    """What one model call returned."""
+    """What one model call returned. `finish_reason` as the endpoint said ("stop",
+    "tool_calls", "length": cut at the output cap); `notes` are what happened on the way
+    (retries and their waits, a fallback, a switch of tool protocol), for the log."""
 
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list[ToolCall])
     usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+    notes: list[str] = Field(default_factory=list[str])
+
+    @property
+    def cut(self) -> bool:
+        """The reply was cut at the output cap (`[model] maxTokens`)."""
+        return self.finish_reason == "length"
 
 
 class ToolSpec(BaseModel):
@@ -135,6 +162,9 @@ class TaskOutcome(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     changed_files: list[str] = Field(default_factory=list[str])
     task_id: str = ""  # the checkpoint under .agent-lsp/checkpoints/ (resume, undo)
+    # False when the task "completed" without a test run to prove it (no test runner, or the
+    # tests were not permitted): the model's word only. `agent-lsp run` exits 3 then.
+    verified: bool = True
 
 
 class ResumePoint(BaseModel):

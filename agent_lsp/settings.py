@@ -48,6 +48,13 @@ class ModelSettings(_Section):
         2, ge=0, le=10, description="Retries on 429, 5xx and timeouts (Retry-After is respected)."
     )
     stream: bool = Field(True, description="Stream replies, so that cancelling a task is prompt.")
+    max_tokens: int = Field(
+        4096,
+        ge=16,
+        le=1_000_000,
+        description="Output cap of one model call (sent as `max_tokens`); a reply cut there is "
+        "reported as cut, in the log and to the model.",
+    )
     temperature: float | None = Field(
         0.0, description="Sampling temperature; null = endpoint default."
     )

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import BUG, FIX
-from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.scripts import fix_average_script, tool_messages
 
 
@@ -52,7 +52,9 @@ def test_run_exits_nonzero_when_the_task_is_not_done(
     fake_openai.script(Reply("Done!"), Reply("Really done!"))
     done = agent_lsp("run", "fix it", "--root", str(project), "--max-steps", "2", env=server_env)
     assert done.returncode == 1
-    assert "■ failed after 2 steps: max steps (2) reached without passing tests" in done.stdout
+    assert "■ failed after 2 steps: stopped: the model did not continue: Really done!" in (
+        done.stdout
+    )
     assert (project / "calc.py").read_text().count(BUG) == 1
 
 
@@ -86,6 +88,7 @@ def test_test_command_runs_the_project_suite(project: Path, server_env: dict[str
 def test_doctor_checks_the_endpoint(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
+    fake_openai.script(Reply(tool_calls=[ToolCall("ping", {"text": "ok"})]))  # the probe
     done = agent_lsp("doctor", "--root", str(project), env=server_env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"model: fake-model at {fake_openai.base_url}" in done.stdout

@@ -411,3 +411,89 @@ def test_restart_port_and_idempotent_stop() -> None:
         with pytest.raises(RuntimeError):
             srv.start()
     srv.stop()
+
+
+# -- the faults of real servers ------------------------------------------------------------
+
+
+async def test_max_tokens_cuts_a_rambling_reply_with_finish_reason_length() -> None:
+    from tests.fakes.openai_server import ramble
+
+    with FakeOpenAIServer(default_reply=Reply(ramble())) as srv:
+        async with client_for(srv) as client:
+            resp = await client.chat.completions.create(model="m", messages=MESSAGES, max_tokens=10)
+            stream = await client.chat.completions.create(
+                model="m", messages=MESSAGES, max_tokens=10, stream=True
+            )
+            chunks = [chunk async for chunk in stream]
+            whole = await client.chat.completions.create(model="m", messages=MESSAGES)
+    assert resp.choices[0].finish_reason == "length"
+    assert len(resp.choices[0].message.content or "") == 40
+    assert chunks[-1].choices[0].finish_reason == "length"
+    assert len("".join(c.choices[0].delta.content or "" for c in chunks)) == 40
+    assert whole.choices[0].finish_reason == "stop"
+    assert len(whole.choices[0].message.content or "") > 10_000
+
+
+async def test_a_server_without_stream_usage_ignores_stream_options() -> None:
+    with FakeOpenAIServer(default_reply=Reply("hi"), stream_usage=False) as srv:
+        async with client_for(srv) as client:
+            stream = await client.chat.completions.create(
+                model="m",
+                messages=MESSAGES,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            chunks = [chunk async for chunk in stream]
+    assert all(c.usage is None for c in chunks) and all(c.choices for c in chunks)
+
+
+async def test_a_server_refusing_stream_options_answers_400() -> None:
+    with FakeOpenAIServer(default_reply=Reply("hi"), reject_stream_options=True) as srv:
+        async with client_for(srv) as client:
+            with pytest.raises(openai.BadRequestError, match="stream_options"):
+                await client.chat.completions.create(
+                    model="m",
+                    messages=MESSAGES,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+            plain = await client.chat.completions.create(model="m", messages=MESSAGES)
+    assert plain.choices[0].message.content == "hi"
+    assert len(srv.refused) == 1 and srv.remaining == 0
+
+
+async def test_a_strict_server_refuses_content_null_without_tool_calls() -> None:
+    bad: list[ChatCompletionMessageParam] = [
+        *MESSAGES,
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "go on"},
+    ]
+    with FakeOpenAIServer(default_reply=Reply("hi"), strict=True) as srv:
+        async with client_for(srv) as client:
+            with pytest.raises(openai.InternalServerError, match="content null"):
+                await client.chat.completions.create(model="m", messages=bad)
+            with_calls: list[ChatCompletionMessageParam] = [
+                *MESSAGES,
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ]
+            ok = await client.chat.completions.create(model="m", messages=with_calls)
+    assert ok.choices[0].message.content == "hi"
+
+
+async def test_models_lists_the_names_given() -> None:
+    with FakeOpenAIServer(models=["a", "b"]) as srv:
+        async with client_for(srv) as client:
+            names = [m.id async for m in await client.models.list()]
+    assert names == ["a", "b"]

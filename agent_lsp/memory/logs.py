@@ -86,7 +86,15 @@ def _describe(e: dict[str, Any]) -> str:
     if kind == "model_call":
         calls = ", ".join(e.get("tool_calls") or []) or "answer"
         purpose = f" ({e['purpose']})" if e.get("purpose") not in (None, "agent") else ""
-        return f"model{purpose}: {_tokens(e)}, {e.get('latency_ms', 0)} ms -> {calls}"
+        estimated = " (estimated)" if e.get("estimated") else ""
+        cut = " [cut at the output cap]" if e.get("finish_reason") == "length" else ""
+        said = " ".join(str(e.get("reply") or "").split())
+        words = f": {said[:160]}{'…' if len(said) > 160 else ''}" if said else ""
+        notes = "".join(f"\n    {n}" for n in e.get("notes") or [])
+        return (
+            f"model{purpose}: {_tokens(e)}{estimated}, {e.get('latency_ms', 0)} ms -> "
+            f"{calls}{cut}{words}{notes}"
+        )
     if kind == "tool_call":
         detail = f": {e['error']}" if e.get("error") else ""
         return (

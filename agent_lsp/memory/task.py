@@ -162,6 +162,10 @@ class TaskMemory:
             completion_tokens=usage.completion_tokens,
             latency_ms=round(seconds * 1000),
             tool_calls=[c.name for c in reply.tool_calls],
+            reply=_bounded(reply.content),
+            finish_reason=reply.finish_reason,
+            estimated=usage.estimated,
+            notes=reply.notes,
         )
 
     async def before_tool(self, step: int, call: ToolCall) -> None:
@@ -290,6 +294,16 @@ class TaskMemory:
             await self.warn(f"{rel}: too large to snapshot; this change cannot be undone")
         if is_stack_file(rel):
             self.events.note_stack(rel)
+
+
+REPLY_CHARS = 2000  # how much of each model reply the session log keeps
+
+
+def _bounded(text: str | None) -> str:
+    text = text or ""
+    if len(text) <= REPLY_CHARS:
+        return text
+    return f"{text[:REPLY_CHARS]}[... {len(text) - REPLY_CHARS} more characters]"
 
 
 def _args(arguments: str) -> dict[str, Any]:

@@ -2,18 +2,54 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import openai
 
+from agent_lsp.compaction import CHARS_PER_TOKEN, estimate_tokens
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_lsp.settings import ModelSettings
 
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_WAIT = 60.0  # the longest Retry-After honoured, in seconds
+
+
+def normalise(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """The conversation as strict servers accept it: no `content: null` without tool calls,
+    no empty assistant turns, and consecutive user messages joined (chat templates that insist
+    on alternating roles)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        data = message.to_openai()
+        if data["role"] == "assistant" and not data.get("tool_calls") and not data["content"]:
+            continue  # an empty reply carries nothing; some templates choke on it
+        if (
+            data["role"] == "user"
+            and out
+            and out[-1]["role"] == "user"
+            and "tool_calls" not in out[-1]
+        ):
+            out[-1] = {**out[-1], "content": f"{out[-1]['content']}\n\n{data['content']}"}
+            continue
+        out.append(data)
+    return out
+
+
+def _estimate_text(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
 
 class OpenAICompatModel:
-    """Native tool calling through `chat.completions`; streaming by default."""
+    """Native tool calling through `chat.completions`; streaming by default. Retries (429,
+    5xx, timeouts, lost connections) are done here, so that each one is reported in the
+    reply's notes: status, wait, attempt."""
 
     def __init__(self, settings: ModelSettings) -> None:
         self.settings = settings
@@ -23,8 +59,9 @@ class OpenAICompatModel:
             api_key=key or "no-key",
             base_url=settings.base_url,
             timeout=settings.timeout,
-            max_retries=settings.max_retries,
+            max_retries=0,
         )
+        self._stream_usage = True  # ask for usage in streams until the endpoint refuses it
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -34,27 +71,95 @@ class OpenAICompatModel:
     ) -> ModelReply:
         request: dict[str, Any] = {
             "model": self.settings.name,
-            "messages": [m.to_openai() for m in messages],
+            "messages": normalise(messages),
+            "max_tokens": self.settings.max_tokens,
         }
         if tools:
             request["tools"] = [t.to_openai() for t in tools]
+            # The default, said out loud: llama.cpp's chatml-function-calling ignores the tools
+            # without it.
+            request["tool_choice"] = "auto"
         if self.settings.temperature is not None:
             request["temperature"] = self.settings.temperature
+        notes: list[str] = []
+        reply = await self._with_retries(request, notes)
+        usage = reply.usage
+        if not usage.prompt_tokens or not usage.completion_tokens:
+            # The endpoint reported no usage: an estimate (≈4 characters a token), said so.
+            out = (reply.content or "") + "".join(c.name + c.arguments for c in reply.tool_calls)
+            usage = Usage(
+                prompt_tokens=usage.prompt_tokens or estimate_tokens(messages),
+                completion_tokens=usage.completion_tokens or _estimate_text(out),
+                estimated=True,
+            )
+        if reply.finish_reason == "length":
+            notes.append(f"the reply was cut at the output cap ({self.settings.max_tokens} tokens)")
+        return reply.model_copy(update={"usage": usage, "notes": [*notes, *reply.notes]})
+
+    async def _with_retries(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
+        attempt = 0
+        while True:
+            try:
+                return await self._once(request, notes)
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+                if attempt >= self.settings.max_retries or (
+                    status is not None and status not in RETRY_STATUSES
+                ):
+                    raise self._error(exc, attempt) from exc
+                attempt += 1
+                wait = _wait(exc, attempt)
+                note = f"retry {attempt} of {self.settings.max_retries} after {_what(exc)}"
+                note += f"; waited {wait:.1f} s"
+                log.warning("model call: %s", note)
+                notes.append(note)
+                await asyncio.sleep(wait)
+            except openai.OpenAIError as exc:
+                raise ModelError(f"model call failed: {exc}") from exc
+
+    def _error(
+        self, exc: openai.APIStatusError | openai.APIConnectionError, retries: int
+    ) -> ModelError:
+        after = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+        if isinstance(exc, openai.APIStatusError):
+            return ModelError(
+                f"the model endpoint answered HTTP {exc.status_code}: {_error_text(exc)}{after}"
+            )
+        return ModelError(f"cannot reach the model at {self.settings.base_url}: {exc}{after}")
+
+    async def _once(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
+        if not self.settings.stream:
+            return await self._plain(request)
+        if not self._stream_usage:
+            return await self._stream(request)
         try:
-            if self.settings.stream:
-                return await self._stream(request)
-            response = await self._client.chat.completions.create(**request)
-        except openai.APIConnectionError as exc:
-            raise ModelError(f"cannot reach the model at {self.settings.base_url}: {exc}") from exc
+            return await self._stream({**request, "stream_options": {"include_usage": True}})
         except openai.APIStatusError as exc:
-            raise ModelError(
-                f"the model endpoint answered HTTP {exc.status_code}: {_error_text(exc)}"
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise ModelError(f"model call failed: {exc}") from exc
+            text = _error_text(exc).lower()
+            if exc.status_code not in (400, 422) or not (
+                "stream_options" in text or "include_usage" in text
+            ):
+                raise
+            self._stream_usage = False  # try once without the option
+            try:
+                reply = await self._stream(request)
+            except openai.APIStatusError:
+                self._stream_usage = True  # the option was not the problem
+                raise exc from None
+            note = (
+                f"the endpoint refused stream_options (HTTP {exc.status_code}: "
+                f"{_error_text(exc)}); streaming without it, token counts estimated"
+            )
+            log.warning("model call: %s", note)
+            notes.append(note)
+            return reply
+
+    async def _plain(self, request: dict[str, Any]) -> ModelReply:
+        response = await self._client.chat.completions.create(**request)
         if not response.choices:
             raise ModelError("the model endpoint returned no choices")
-        message = response.choices[0].message
+        choice = response.choices[0]
+        message = choice.message
         calls = [
             ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments)
             for c in message.tool_calls or []
@@ -68,15 +173,15 @@ class OpenAICompatModel:
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
             ),
+            finish_reason=choice.finish_reason,
         )
 
     async def _stream(self, request: dict[str, Any]) -> ModelReply:
-        stream = await self._client.chat.completions.create(
-            **request, stream=True, stream_options={"include_usage": True}
-        )
+        stream = await self._client.chat.completions.create(**request, stream=True)
         content: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage = Usage()
+        finish: str | None = None
         async with stream:
             async for chunk in stream:
                 if chunk.usage:
@@ -85,6 +190,8 @@ class OpenAICompatModel:
                         completion_tokens=chunk.usage.completion_tokens,
                     )
                 for choice in chunk.choices:
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
                     delta = choice.delta
                     if delta.content:
                         content.append(delta.content)
@@ -103,7 +210,26 @@ class OpenAICompatModel:
                 for i, s in sorted(calls.items())
             ],
             usage=usage,
+            finish_reason=finish,
         )
+
+
+def _wait(exc: openai.APIStatusError | openai.APIConnectionError, attempt: int) -> float:
+    """Retry-After (seconds, capped) if the endpoint sent one; else exponential backoff."""
+    if isinstance(exc, openai.APIStatusError):
+        header = exc.response.headers.get("retry-after")
+        if header is not None:
+            try:
+                return min(max(float(header), 0.0), MAX_WAIT)
+            except ValueError:
+                pass
+    return min(0.5 * 2 ** (attempt - 1), 8.0) * (1 + random.random() / 4)
+
+
+def _what(exc: openai.APIStatusError | openai.APIConnectionError) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {_error_text(exc)}"
+    return "a timeout" if isinstance(exc, openai.APITimeoutError) else "a connection error"
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

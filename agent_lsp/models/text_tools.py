@@ -100,7 +100,10 @@ class TextToolModel:
         self._turn += 1
         reply = await self.inner.complete(to_text_messages(messages, tools), [])
         prose, calls = parse_tool_calls(reply.content or "", str(self._turn))
-        return ModelReply(content=prose or None, tool_calls=calls, usage=reply.usage)
+        # A native call the endpoint sends anyway is taken as it is.
+        return reply.model_copy(
+            update={"content": prose or None, "tool_calls": [*reply.tool_calls, *calls]}
+        )
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)
@@ -116,11 +119,15 @@ def refuses_tools(error: ModelError) -> bool:
 
 
 class AutoToolModel:
-    """Native tool calling; if the endpoint refuses tools, the text protocol from then on."""
+    """Native tool calling; the text protocol from then on if the endpoint refuses tools, or
+    if the model answers in words although tools were offered before it ever made a native
+    tool call (a model without tool calling: switched early, not after the task is lost).
+    Blocks of the text protocol in that first answer are run at once."""
 
     def __init__(self, inner: Model) -> None:
         self.inner = inner
         self.text: TextToolModel | None = None
+        self._native_seen = False
 
     async def complete(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
@@ -128,13 +135,30 @@ class AutoToolModel:
         if self.text is not None:
             return await self.text.complete(messages, tools)
         try:
-            return await self.inner.complete(messages, tools)
+            reply = await self.inner.complete(messages, tools)
         except ModelError as exc:
             if not tools or not refuses_tools(exc):
                 raise
             log.warning("the endpoint refused native tool calls (%s); using text tools", exc)
             self.text = TextToolModel(self.inner)
-            return await self.text.complete(messages, tools)
+            reply = await self.text.complete(messages, tools)
+            note = f"the endpoint refused native tool calls ({exc}): switched to text tools"
+            return reply.model_copy(update={"notes": [note, *reply.notes]})
+        if reply.tool_calls:
+            self._native_seen = True
+            return reply
+        if not tools or self._native_seen:
+            return reply
+        self.text = TextToolModel(self.inner)
+        prose, calls = parse_tool_calls(reply.content or "", "0")
+        note = (
+            "the model answered without a tool call although tools were offered: "
+            "switched to text tools (toolCalling = auto)"
+        )
+        log.warning("%s", note)
+        return reply.model_copy(
+            update={"content": prose or None, "tool_calls": calls, "notes": [*reply.notes, note]}
+        )
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)

@@ -23,6 +23,16 @@ the request fails with HTTP 500 "fake server: script exhausted".
 Requests with ``"stream": true`` are answered with server-sent events in the same shape as
 OpenAI's (role delta, content pieces, tool-call deltas, finish chunk, optional usage chunk,
 ``data: [DONE]``). Standard library only.
+
+It can also behave like the real servers a user runs (llama.cpp, older vLLM, proxies):
+
+* ``max_tokens`` in a request is honoured: a longer reply is cut there and finishes with
+  ``"length"`` (a rambling model, :func:`ramble`);
+* ``stream_usage=False``: streams carry no usage, whatever ``stream_options`` asks;
+* ``reject_stream_options=True``: a request with ``stream_options`` is refused with HTTP 400;
+* ``strict=True``: messages are validated like llama.cpp does; an assistant message with
+  ``content: null`` and no tool calls (and other malformed messages) gets HTTP 500;
+* ``models=[...]``: the names ``GET /v1/models`` lists.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self, TypeAlias
+from typing import Any, Self, TypeAlias, cast
 
 __all__ = [
     "Error",
@@ -47,10 +57,17 @@ __all__ = [
     "ReplyFunc",
     "ScriptEntry",
     "ToolCall",
+    "ramble",
 ]
 
 FAKE_MODEL_ID = "fake-model"
 EXHAUSTED_MESSAGE = "fake server: script exhausted"
+CHARS_PER_TOKEN = 4
+
+
+def ramble(words: int = 20_000) -> str:
+    """A reply that goes on and on, as a small model without an output cap does."""
+    return " ".join(f"and then step {n} of the plan," for n in range(words // 6 + 1))
 
 
 @dataclass(frozen=True)
@@ -78,10 +95,24 @@ class Reply:
     content: str | None = None
     tool_calls: Sequence[ToolCall] = ()
     usage: tuple[int, int] | None = None
+    cut: bool = False  # cut at the request's max_tokens (set by the server)
 
     @property
     def finish_reason(self) -> str:
+        if self.cut:
+            return "length"
         return "tool_calls" if self.tool_calls else "stop"
+
+    def capped(self, max_tokens: object) -> Reply:
+        """This reply as a server honouring ``max_tokens`` sends it (≈4 characters a token)."""
+        if not isinstance(max_tokens, int) or max_tokens <= 0:
+            return self
+        limit = max_tokens * CHARS_PER_TOKEN
+        if len(self.content or "") <= limit:
+            return self
+        prompt = self.usage[0] if self.usage else None
+        usage = (prompt, max_tokens) if prompt is not None else None
+        return Reply((self.content or "")[:limit], (), usage, cut=True)
 
 
 @dataclass(frozen=True)
@@ -123,6 +154,27 @@ def _error_type(status: int) -> tuple[str, str | None]:
     return "invalid_request_error", None
 
 
+def _invalid_messages(messages: object) -> str | None:
+    """What a strict server (llama.cpp's request validation) finds wrong with `messages`."""
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list"
+    for n, message in enumerate(cast("list[object]", messages)):
+        if not isinstance(message, dict):
+            return f"messages[{n}] is not an object"
+        m = cast("dict[str, Any]", message)
+        role, content = m.get("role"), m.get("content")
+        if role not in ("system", "user", "assistant", "tool"):
+            return f"messages[{n}]: unknown role {role!r}"
+        if role == "assistant":
+            if content is None and not m.get("tool_calls"):
+                return f"messages[{n}]: assistant message with content null and no tool calls"
+        elif not isinstance(content, str):
+            return f"messages[{n}]: {role} message content must be a string"
+        if role == "tool" and not m.get("tool_call_id"):
+            return f"messages[{n}]: tool message without tool_call_id"
+    return None
+
+
 def _split(text: str, pieces: int) -> list[str]:
     """Split ``text`` into ``pieces`` consecutive parts (some may be empty if text is short)."""
     if pieces <= 1:
@@ -160,11 +212,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._drain_body()
         if self._route() == "/v1/models":
+            names = self._fake().models
             self._send_json(
                 200,
                 {
                     "object": "list",
-                    "data": [{"id": FAKE_MODEL_ID, "object": "model", "owned_by": "fake"}],
+                    "data": [{"id": n, "object": "model", "owned_by": "fake"} for n in names],
                 },
             )
         else:
@@ -186,7 +239,13 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         fake = self._fake()
         fake._record(body, headers)
+        refusal = fake._refusal(body)
+        if refusal is not None:
+            self._send_error(refusal)
+            return
         answer = fake._answer_for(body)
+        if isinstance(answer, Reply):
+            answer = answer.capped(body.get("max_tokens", body.get("max_completion_tokens")))
         if isinstance(answer, Error):
             self._send_error(answer)
         elif body.get("stream"):
@@ -274,8 +333,21 @@ class FakeOpenAIServer:
     header names in :attr:`request_headers` are lower-cased.
     """
 
-    def __init__(self, *, default_reply: Reply | Error | ReplyFunc | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        default_reply: Reply | Error | ReplyFunc | None = None,
+        strict: bool = False,
+        stream_usage: bool = True,
+        reject_stream_options: bool = False,
+        models: Sequence[str] = (FAKE_MODEL_ID,),
+    ) -> None:
         self.default_reply: Reply | Error | ReplyFunc | None = default_reply
+        self.strict = strict
+        self.stream_usage = stream_usage
+        self.reject_stream_options = reject_stream_options
+        self.models = list(models)
+        self.refused: list[Error] = []  # what _refusal answered, in order
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self._queue: deque[ScriptEntry] = deque()
@@ -369,6 +441,21 @@ class FakeOpenAIServer:
             self.request_headers.append(headers)
             self._cond.notify_all()
 
+    def _refusal(self, body: dict[str, Any]) -> Error | None:
+        """The error a strict or old server answers this request with, if any (no script
+        entry is consumed)."""
+        error: Error | None = None
+        if self.reject_stream_options and "stream_options" in body:
+            error = Error(400, "fake server: unrecognized request argument: stream_options")
+        elif self.strict:
+            problem = _invalid_messages(body.get("messages"))
+            if problem:
+                error = Error(500, f"fake server: invalid messages: {problem}")
+        if error is not None:
+            with self._cond:
+                self.refused.append(error)
+        return error
+
     def _pop(self) -> ScriptEntry | None:
         with self._cond:
             if self._queue:
@@ -446,7 +533,9 @@ class FakeOpenAIServer:
     def _stream_events(self, reply: Reply, body: dict[str, Any], body_len: int) -> Iterator[str]:
         """The ``data:`` payloads of a streamed answer, ``[DONE]`` last."""
         options = body.get("stream_options")
-        include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        include_usage = (
+            self.stream_usage and isinstance(options, dict) and bool(options.get("include_usage"))
+        )
         base: dict[str, Any] = {
             "id": self._next_id("chatcmpl-fake"),
             "object": "chat.completion.chunk",

@@ -1,0 +1,123 @@
+"""The slow tier: a real model server (llama.cpp's Python server, SmolLM2-135M-Instruct) for
+tests that assert the harness, not the model. `.ci/install-model` installs both; the tests find
+them through AGENT_LSP_LLAMA_PYTHON and AGENT_LSP_LLAMA_MODEL (default: under
+$AGENT_LSP_CI_CACHE). Missing: skipped, or failed when CI is set."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(os.environ.get("AGENT_LSP_CI_CACHE", "/root/.cache/agent-lsp-ci"))
+PYTHON = Path(os.environ.get("AGENT_LSP_LLAMA_PYTHON", CACHE / "llama-venv" / "bin" / "python"))
+MODEL = Path(
+    os.environ.get("AGENT_LSP_LLAMA_MODEL", CACHE / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf")
+)
+ALIAS = "smollm2-135m"
+CONTEXT = 8192
+STATUS = re.compile(r'"(GET|POST) (\S+) HTTP/[\d.]+" (\d{3})')
+
+
+def missing(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (run .ci/install-model)")
+    pytest.skip(f"{reason} (run .ci/install-model)")
+
+
+@dataclass
+class LlamaServer:
+    base_url: str
+    model: str
+    log: Path
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """(method, path, status) of every request the server answered, from its access log."""
+        text = self.log.read_text(errors="replace")
+        return [(m[1], m[2], int(m[3])) for m in STATUS.finditer(text)]
+
+    def chat_calls(self) -> int:
+        return sum(1 for _, path, _ in self.requests() if path.endswith("/chat/completions"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200 and bool(json.loads(response.read()).get("data"))
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    if not PYTHON.exists():
+        missing(f"no llama-cpp-python venv at {PYTHON}")
+    check = subprocess.run(
+        [str(PYTHON), "-c", "import llama_cpp.server"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if check.returncode != 0:
+        missing(f"llama_cpp.server does not import in {PYTHON}: {check.stderr[-500:]}")
+    if not MODEL.is_file():
+        missing(f"no model file at {MODEL}")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    argv = [
+        str(PYTHON),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(MODEL),
+        "--model_alias",
+        ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_ctx",
+        str(CONTEXT),
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 300
+        while not _answers(f"{base_url}/models"):
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"the llama.cpp server exited {proc.returncode}:\n{log.read_text()[-3000:]}"
+                )
+            if time.monotonic() > deadline:
+                pytest.fail(f"the llama.cpp server did not answer:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield LlamaServer(base_url, ALIAS, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
