@@ -1,18 +1,41 @@
 """`agent-lsp serve | run | demo | test | doctor | log | memory | undo` — the same core, in an
-editor or headless."""
+editor or headless.
+
+Without `--root`, the project is the nearest folder from the current one upwards holding one of
+ROOT_MARKERS (as the editor plugins find it), else the current folder. No traceback reaches the
+user: Ctrl-C is one line (exit 130), a closed pipe (`| head`) ends quietly, and anything
+unexpected is one line naming the file the full trace was written to."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import datetime
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
 
 from agent_lsp import __version__
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
+EXIT_SOFTWARE, EXIT_INTERRUPTED = 70, 130  # an internal error; Ctrl-C (128 + SIGINT)
+# Nearest first wins, as in editor-configs/neovim (root_markers); checked in this order.
+ROOT_MARKERS = (".agent-lsp", "pyproject.toml", "setup.py", "package.json", "go.mod", ".git")
+RESUMABLE = ("run", "demo")  # commands whose interrupted task `run --resume` continues
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder from `start` upwards holding a root marker; `start` if none does."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in ROOT_MARKERS):
+            return folder
+    return start
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,11 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         help="proxy mode: `serve --wrap -- CMD...` runs your language server behind agent-lsp",
     )
 
-    run = sub.add_parser(
-        "run",
-        help="run a task headless; exit 0 only if it was completed and the tests proved it "
-        "(1 not done, 3 completed unverified)",
-    )
+    run = sub.add_parser("run", help="run a task headless; exit 0 only if it was completed")
     run.add_argument("task", nargs="?", help="what to do, in plain words")
     _project_args(run)
     run.add_argument("--max-steps", type=int, help="override maxSteps")
@@ -82,22 +101,107 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _project_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=Path.cwd(), help="project root (default: cwd)")
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="project root (default: the nearest folder upwards holding .agent-lsp, "
+        "pyproject.toml, setup.py, package.json, go.mod or .git; else the current folder)",
+    )
+
+
+def _crash_file() -> Path:
+    """Where a full trace is written: the user's cache folder (else the temp folder)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-lsp"
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = f"crash-{stamp}-{os.getpid()}.log"
+    with contextlib.suppress(OSError):
+        cache.mkdir(parents=True, exist_ok=True)
+        return cache / name
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / name
+
+
+_ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
+
+
+def _write_trace(exc: BaseException) -> str:
+    """The trace written to a file; where it went (or why it could not be written)."""
+    text = "".join(traceback.format_exception(exc))
+    path = _crash_file()
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"agent-lsp {__version__} {' '.join(sys.argv)}\n{text}\n")
+    except OSError as err:
+        return f"the trace could not be written ({err})"
+    return f"full trace in {path}"
+
+
+class _OneLine(logging.Formatter):
+    """Log records on stderr without their traces (written to a file instead), unless -v."""
+
+    def __init__(self, fmt: str, verbose: bool) -> None:
+        super().__init__(fmt)
+        self.verbose = verbose
+
+    def formatException(self, ei: _ExcInfo) -> str:
+        if self.verbose or ei[1] is None:
+            return super().formatException(ei)
+        exc = ei[1]
+        return f"  {type(exc).__name__}: {exc} ({_write_trace(exc)})"
+
+
+def _quiet_stdout() -> None:
+    """stdout's reader went away (`| head`): further writes, and the flush at exit, go nowhere."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The CLI; nothing it raises reaches the user as a traceback."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args if not a.startswith("-")), "")
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")
+        hint = "; resume with: agent-lsp run --resume" if command in RESUMABLE else ""
+        print(f"agent-lsp: interrupted{hint}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
+    except Exception as exc:
+        from agent_lsp.errors import AgentLspError
+
+        if isinstance(exc, AgentLspError):
+            print(f"agent-lsp: {exc}", file=sys.stderr, flush=True)
+            return EXIT_NOT_DONE
+        where = _write_trace(exc)
+        print(
+            f"agent-lsp: internal error: {type(exc).__name__}: {exc} ({where})",
+            file=sys.stderr,
+            flush=True,
+        )
+        return EXIT_SOFTWARE
+
+
+def _main(argv: list[str]) -> int:
     wrapped: list[str] | None = None
     if "--wrap" in argv:  # everything after it is the wrapped server's command line
         at = argv.index("--wrap")
         argv, wrapped = argv[: at + 1], argv[at + 1 :]
         wrapped = wrapped[1:] if wrapped[:1] == ["--"] else wrapped
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        stream=sys.stderr,
-        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine("%(asctime)s %(name)s %(levelname)s: %(message)s", args.verbose))
+    level = logging.DEBUG if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, handlers=[handler])
+    if getattr(args, "root", False) is None:
+        args.root = find_root(Path.cwd())
     if args.command == "serve":
         from agent_lsp.lsp import create_server
 
@@ -128,6 +232,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             commands.run(args.root, args.task or "", max_steps=args.max_steps, resume=args.resume)
         )
     if args.command == "demo":
+        if (
+            args.dir is not None
+            and args.dir.exists()
+            and (not args.dir.is_dir() or any(args.dir.iterdir()))
+        ):
+            print(
+                f"agent-lsp demo: {args.dir} already exists and is not an empty folder; "
+                "give a new folder (it is created) or an empty one",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         return asyncio.run(commands.demo(live=args.live, dest=args.dir))
     if args.command == "test":
         return asyncio.run(commands.test(args.root, args.targets))

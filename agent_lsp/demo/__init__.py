@@ -58,9 +58,12 @@ def demo_model() -> ScriptedModel:
 
 
 def copy_sample(dest: Path | None = None) -> Path:
-    """Copy the bundled sample project into `dest` (a new temporary folder by default)."""
+    """Copy the bundled sample project into `dest` (a new or empty folder; a new temporary
+    folder by default)."""
     target = dest or Path(tempfile.mkdtemp(prefix="agent-lsp-demo-")) / "calc-sample"
     source = resources.files("agent_lsp.demo") / "sample"
     with resources.as_file(source) as folder:
-        shutil.copytree(folder, target, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            folder, target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True
+        )
     return target
