@@ -18,6 +18,7 @@ from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
 from agent_lsp.settings import load_settings
+from agent_lsp.summary import task_totals
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.terminal import TerminalChannel
 from agent_lsp.verify import format_report
@@ -74,10 +75,7 @@ def _print_outcome(outcome: TaskOutcome) -> None:
         print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
         if outcome.task_id:
             print(f"  undo: agent-lsp undo --task {outcome.task_id} [--all]", flush=True)
-    print(
-        f"  tokens: {outcome.usage.prompt_tokens} in, {outcome.usage.completion_tokens} out",
-        flush=True,
-    )
+    print(f"  {task_totals(outcome)}", flush=True)
 
 
 async def demo(live: bool = False, dest: Path | None = None) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from adapters import describe_project, detect_toolchain
@@ -19,7 +21,7 @@ from agent_lsp.memory import (
     ResumeOffer,
     UndoReport,
 )
-from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome
+from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
 from agent_lsp.project import project_status
@@ -294,11 +296,23 @@ class Session:
         options = self.settings.memory
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory
+        started, point = time.monotonic(), memory.resume_point()
+        earlier = _tool_runs(point.messages) if point is not None else 0
         try:
-            outcome = await agent.run(task, memory.resume_point())
+            outcome = await agent.run(task, point)
         except BaseException:
             self.memory.abandon(memory)
             raise
+        usage = outcome.usage
+        outcome = outcome.model_copy(
+            update={
+                "seconds": time.monotonic() - started,
+                "tool_runs": max(0, _tool_runs(agent.messages) - earlier),
+                "cost": self.settings.model.price.cost(
+                    usage.prompt_tokens, usage.completion_tokens
+                ),
+            }
+        )
         distiller = self.raw_model if options.distill else None
         return await self.memory.finish(memory, outcome, agent.messages, distiller)
 
@@ -354,3 +368,7 @@ class Session:
         close = getattr(self._model or self._raw_model or self._base_model, "aclose", None)
         if close is not None:
             await close()
+
+
+def _tool_runs(messages: Sequence[ChatMessage]) -> int:
+    return sum(m.role == "tool" for m in messages)

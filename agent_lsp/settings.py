@@ -31,6 +31,21 @@ class ToolCalling(StrEnum):
     TEXT = "text"
 
 
+class ModelPrice(_Section):
+    input: float | None = Field(
+        None, ge=0, description="USD per million prompt tokens (for the cost in the summary)."
+    )
+    output: float | None = Field(
+        None, ge=0, description="USD per million completion tokens (for the cost in the summary)."
+    )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """USD for these tokens; None unless both prices are set."""
+        if self.input is None or self.output is None:
+            return None
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
 class ModelSettings(_Section):
     base_url: str = Field(
         "https://api.openai.com/v1",
@@ -60,6 +75,11 @@ class ModelSettings(_Section):
     )
     context_window: int = Field(
         128_000, ge=2_000, description="Tokens the model accepts; history is compacted at 70%."
+    )
+    price: ModelPrice = Field(
+        default_factory=lambda: ModelPrice.model_validate({}),
+        description="The model's price, for the cost in a task's summary: "
+        "`[model] price = {input = 0.15, output = 0.6}` (USD per million tokens).",
     )
     tool_calling: ToolCalling = Field(
         ToolCalling.AUTO,

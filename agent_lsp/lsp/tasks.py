@@ -18,6 +18,7 @@ from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
 from agent_lsp.settings import ApplyMode
+from agent_lsp.summary import task_totals
 from agent_lsp.task import Task
 
 if TYPE_CHECKING:
@@ -215,7 +216,8 @@ class TaskManager:
             text += f" (changed: {', '.join(outcome.changed_files)})"
         if token is not None:
             self.server.work_done_progress.end(
-                token, t.WorkDoneProgressEnd(message=f"{outcome.status.value}")
+                token,
+                t.WorkDoneProgressEnd(message=f"{outcome.status.value}: {task_totals(outcome)}"),
             )
         self.server.window_show_message(
             t.ShowMessageParams(type=_MESSAGE_TYPE[outcome.status], message=text)

@@ -264,6 +264,10 @@ class TaskMemory:
             prompt_tokens=outcome.usage.prompt_tokens,
             completion_tokens=outcome.usage.completion_tokens,
             changed_files=outcome.changed_files,
+            model_calls=outcome.usage.calls,
+            tool_runs=outcome.tool_runs,
+            seconds=round(outcome.seconds, 1),
+            cost=outcome.cost,
         )
 
     # -- helpers ---------------------------------------------------------------------------

@@ -98,7 +98,8 @@ def assert_progress_and_outcome(seen: dict[str, Any]) -> None:
     assert {p["token"].split("/")[0] for p in seen["progress"]} == {"agent-lsp"}
     assert values[0]["kind"] == "begin" and values[0]["title"] == "agent-lsp"
     assert any(v["kind"] == "report" and "edit_file" in v.get("message", "") for v in values)
-    assert values[-1] == {"kind": "end", "message": "completed"}
+    assert values[-1]["kind"] == "end" and values[-1]["message"].startswith("completed: ")
+    assert "model calls" in values[-1]["message"]  # the task's totals (agent_lsp.summary)
     # The statusline text followed the work and is empty again at the end.
     assert "agent: editing calc.py" in seen["statuses"]
     assert "agent: running tests" in seen["statuses"]
