@@ -1,6 +1,6 @@
 """Leaf adapters: subprocess shells, test runners and the shadow workspace (stdlib only)."""
 
-from adapters.affected import tests_for_source
+from adapters.affected import is_test_file, tests_for_source
 from adapters.django_runner import DjangoRunner
 from adapters.go_runner import GoTestRunner
 from adapters.jest_runner import JestRunner
@@ -44,6 +44,7 @@ __all__ = [
     "detect_toolchain",
     "detect_toolchains",
     "environment_report",
+    "is_test_file",
     "merge_reports",
     "python_env",
     "tests_for_source",

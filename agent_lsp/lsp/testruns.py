@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
+from adapters import is_test_file, tests_for_source
 from agent_lsp.fileio import read_disk_text
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
@@ -52,15 +53,17 @@ class TestRuns:
             return
         channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
         workspace = Workspace(session.root, CrossLoopChannel(channel, asyncio.get_running_loop()))
-        targets = [workspace.relative(target)] if target is not None else []
+        targets, scope = await asyncio.to_thread(_targets, session.root, workspace, target)
         try:
             report = await self.worker.run(verifier.run(workspace, targets))
         except Exception as exc:  # reported, never fatal
             log.exception("test run failed")
             self._show(t.MessageType.Error, f"agent-lsp: tests could not run: {exc!r}")
             return
+        if targets:  # a full run publishes in the verifier (the agent's runs too)
+            session.diagnostics.set_test_results(session.root, report, ran=targets)
         kind = t.MessageType.Info if report.ok else t.MessageType.Warning
-        self._show(kind, f"agent-lsp: tests: {report.summary()}")
+        self._show(kind, f"agent-lsp: tests: {report.summary()}{scope}")
 
     def _show(self, kind: t.MessageType, message: str) -> None:
         self.server.window_show_message(t.ShowMessageParams(type=kind, message=message))
@@ -99,3 +102,19 @@ def _text_of(server: LanguageServer, uri: str, path: Path) -> str:
         return read_disk_text(path)
     except OSError:
         return ""
+
+
+def _targets(root: Path, workspace: Workspace, target: Path | None) -> tuple[list[str], str]:
+    """What a run for `target` runs, and how the result message names it: a test file or a
+    folder itself; for a source file, the tests that import it (Python, JS/TS) or its
+    package's tests (Go); all tests when nothing is given or no test is found for it."""
+    if target is None:
+        return [], ""
+    relative = workspace.relative(target)
+    if target.is_dir() or is_test_file(relative):
+        return [relative], f" ({relative})"
+    found = tests_for_source(root, relative)
+    if not found:
+        return [], f" (all tests: none found for {relative})"
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return found, f" ({shown}, for {relative})"

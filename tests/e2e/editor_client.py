@@ -4,8 +4,9 @@ sends didChange, and records what the server showed."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Union
@@ -15,6 +16,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from agent_lsp.lsp.convert import uri_to_path
 from tests.e2e.textops import apply_text_edits
 
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.7.0", "emacs": "emacs"}
@@ -67,9 +69,15 @@ class EditorClient(LanguageClient):
         self.initialize_result: t.InitializeResult | None = None
         self.questions: list[t.ShowMessageRequestParams] = []
         self.answers: list[str | None] = []
-        self.edit_answer: Callable[[t.ApplyWorkspaceEditParams], t.ApplyWorkspaceEditResult] = (
-            self.apply
-        )
+        self.edit_answer: Callable[
+            [t.ApplyWorkspaceEditParams],
+            t.ApplyWorkspaceEditResult | Awaitable[t.ApplyWorkspaceEditResult],
+        ] = self.apply
+        # What an edit to a file not open does: "open" loads it into a buffer and attaches it
+        # (didOpen with the text on disk, then didChange: Neovim, Eglot); "silent" loads it
+        # into a buffer the server is not told about.
+        self.closed_files = "open"
+        self.unreported: set[str] = set()  # buffers loaded silently
 
     def open(self, path: Path, language: str = "python") -> str:
         uri = path.as_uri()
@@ -95,7 +103,10 @@ class EditorClient(LanguageClient):
         per_uri: list[tuple[str, list[t.TextEdit | t.AnnotatedTextEdit]]] = []
         for change in edit.document_changes or []:
             assert isinstance(change, t.TextDocumentEdit)
-            if change.text_document.version not in (None, self.versions[change.text_document.uri]):
+            if change.text_document.version not in (
+                None,
+                self.versions.get(change.text_document.uri),
+            ):
                 return t.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
             per_uri.append(
                 (
@@ -106,7 +117,11 @@ class EditorClient(LanguageClient):
         for uri, edits in (edit.changes or {}).items():
             per_uri.append((uri, list(edits)))
         for uri, edits in per_uri:
+            if uri not in self.buffers:  # an editor loads a file it has not open
+                self._load(uri)
             self.buffers[uri] = apply_text_edits(self.buffers[uri], edits)
+            if uri in self.unreported:
+                continue
             self.versions[uri] += 1
             self.text_document_did_change(
                 t.DidChangeTextDocumentParams(
@@ -119,6 +134,36 @@ class EditorClient(LanguageClient):
                 )
             )
         return t.ApplyWorkspaceEditResult(applied=True)
+
+    def _load(self, uri: str) -> None:
+        path = uri_to_path(uri)
+        assert path is not None
+        if self.closed_files == "open":
+            self.open(path)
+        else:
+            self.buffers[uri], self.versions[uri] = path.read_text(), 1
+            self.unreported.add(uri)
+
+    def save(self, uri: str) -> None:
+        """The user saves the buffer (didSave only for a buffer the server knows)."""
+        path = uri_to_path(uri)
+        assert path is not None
+        path.write_text(self.buffers[uri])
+        if uri not in self.unreported:
+            self.text_document_did_save(
+                t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=uri))
+            )
+
+    def log_text(self) -> str:
+        return "\n".join(m.message for m in self.log_messages)
+
+    async def wait_for_log(self, text: str, timeout: float = 60) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while text not in self.log_text():
+            if loop.time() > deadline:
+                raise AssertionError(f"no log message with {text!r}; got {self.log_text()}")
+            await asyncio.sleep(0.05)
 
     async def wait_for_message(self, text: str, timeout: float = 60) -> t.ShowMessageParams:
         loop = asyncio.get_running_loop()
@@ -136,11 +181,12 @@ def _make_client() -> EditorClient:
     register_lsp_features(client)
 
     @client.feature(t.WORKSPACE_APPLY_EDIT)
-    def apply_edit(
+    async def apply_edit(
         ls: EditorClient, params: t.ApplyWorkspaceEditParams
     ) -> t.ApplyWorkspaceEditResult:
         ls.edits_received.append(params)
-        return ls.edit_answer(params)
+        answer = ls.edit_answer(params)
+        return await answer if inspect.isawaitable(answer) else answer
 
     @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
     def ask(ls: EditorClient, params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:

@@ -114,3 +114,92 @@ async def test_run_tests_without_a_runner_says_so(
         )
         shown = await client.wait_for_message("no test runner found")
         assert shown.type == t.MessageType.Warning
+
+
+async def test_a_run_from_a_source_file_runs_its_tests_and_publishes_them(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    """:AgentTests / C-u M-x agent-lsp-run-tests in calc.py: the tests that import calc.py run,
+    their failure shows in the test file; once fixed, the next run clears it."""
+    test_uri = (project / "tests" / "test_calc.py").resolve().as_uri()
+    async with editor_session("neovim", project, server_env) as client:
+        calc_uri = client.open(project / "calc.py")
+        assert await run_tests(client, {"uri": calc_uri}) == {"status": "started"}
+        shown = await client.wait_for_message("agent-lsp: tests: ")
+        assert shown.message.startswith("agent-lsp: tests: 1 passed, 1 failed, 0 errors")
+        assert shown.message.endswith("s (tests/test_calc.py, for calc.py)")
+        await until(lambda: bool(client.diagnostics.get(test_uri)))
+        (diagnostic,) = client.diagnostics[test_uri]
+        assert diagnostic.message.startswith("tests/test_calc.py::test_average: assert 3.0 == 4")
+        assert diagnostic.range.start.line == 8
+
+        client.apply(
+            t.ApplyWorkspaceEditParams(
+                edit=t.WorkspaceEdit(
+                    changes={
+                        calc_uri: [
+                            t.TextEdit(
+                                range=t.Range(
+                                    start=t.Position(line=9, character=0),
+                                    end=t.Position(line=10, character=0),
+                                ),
+                                new_text=FIX,
+                            )
+                        ]
+                    }
+                )
+            )
+        )
+        client.messages.clear()
+        assert await run_tests(client, {"uri": calc_uri}) == {"status": "started"}
+        shown = await client.wait_for_message("agent-lsp: tests: ")
+        assert shown.message.startswith("agent-lsp: tests: 2 passed, 0 failed, 0 errors")
+        assert shown.message.endswith("s (tests/test_calc.py, for calc.py)")
+        await until(lambda: not client.diagnostics.get(test_uri, [1]))
+
+
+OTHER_TEST = """from calc import add
+
+
+def test_add_negative() -> None:
+    assert add(-2, -3) == -6
+"""
+
+
+async def test_a_targeted_run_leaves_the_tests_it_did_not_run_alone(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    other = project / "tests" / "test_other.py"
+    other.write_text(OTHER_TEST)
+    test_calc = project / "tests" / "test_calc.py"
+    calc_uri, test_uri = (project / "calc.py").as_uri(), test_calc.resolve().as_uri()
+    other_uri = other.resolve().as_uri()
+    async with editor_session("emacs", project, server_env) as client:
+        assert await run_tests(client) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: tests: 1 passed, 2 failed")
+        await until(lambda: bool(client.diagnostics.get(test_uri)))
+        await until(lambda: bool(client.diagnostics.get(other_uri)))
+        (other_failure,) = client.diagnostics[other_uri]
+
+        # The test file itself, run after the fix of calc.py (in the buffer, unsaved).
+        client.open(project / "calc.py")
+        client.buffers[calc_uri] = client.buffers[calc_uri].replace(BUG, FIX)
+        client.versions[calc_uri] += 1
+        client.text_document_did_change(
+            t.DidChangeTextDocumentParams(
+                text_document=t.VersionedTextDocumentIdentifier(
+                    uri=calc_uri, version=client.versions[calc_uri]
+                ),
+                content_changes=[
+                    t.TextDocumentContentChangeWholeDocument(text=client.buffers[calc_uri])
+                ],
+            )
+        )
+        client.messages.clear()
+        test_buffer = client.open(test_calc)
+        assert await run_tests(client, {"uri": test_buffer}) == {"status": "started"}
+        shown = await client.wait_for_message("agent-lsp: tests: ")
+        assert shown.message.startswith("agent-lsp: tests: 2 passed, 0 failed, 0 errors")
+        assert shown.message.endswith("s (tests/test_calc.py)")
+        await until(lambda: not client.diagnostics.get(test_uri, [1]))
+        assert list(client.diagnostics[other_uri]) == [other_failure]  # not run: still shown
