@@ -14,10 +14,14 @@
 ;;
 ;; eglot gives a buffer one server, so there agent-lsp runs in proxy mode:
 ;; `agent-lsp serve --wrap -- pylsp' runs your real language server behind
-;; the agent, and eglot sees one server with both servers' features.
+;; the agent, and eglot sees one server with both servers' features.  The
+;; wrapped server must be installed (pylsp: pip install python-lsp-server);
+;; when it is not, agent-lsp runs alone, with a warning.  Or run agent-lsp
+;; alone from the start, with no other server:
 ;;
 ;;   (require 'agent-lsp)
-;;   (agent-lsp-eglot-setup)       ; entries in `eglot-server-programs'
+;;   (agent-lsp-eglot-setup)             ; entries in `eglot-server-programs'
+;;   (agent-lsp-eglot-setup 'standalone) ; or: agent-lsp alone
 ;;
 ;; lsp-mode runs several servers per buffer, so there agent-lsp is an
 ;; add-on server next to yours:
@@ -100,17 +104,43 @@ Keys are the settings' camelCase names, for example
 ;;;; Setup
 
 ;;;###autoload
-(defun agent-lsp-eglot-setup ()
-  "Make eglot run agent-lsp in proxy mode for `agent-lsp-wrapped-servers'.
-The agent wraps the real server: eglot's one connection gets both."
+(defun agent-lsp-eglot-setup (&optional standalone)
+  "Make eglot run agent-lsp for the modes of `agent-lsp-wrapped-servers'.
+By default in proxy mode: the agent wraps the real server of each
+entry, and eglot's one connection gets both; a real server that is
+not installed is left out, with a warning (agent-lsp then runs
+alone).  With STANDALONE non-nil, agent-lsp runs alone in those modes,
+without the real servers."
   (require 'eglot)
   (pcase-dolist (`(,modes . ,real) (reverse agent-lsp-wrapped-servers))
-    (let ((entry `(,modes ,@agent-lsp-command "--wrap" "--" ,@real
-                          ,@(and agent-lsp-initialization-options
-                                 (list :initializationOptions
-                                       agent-lsp-initialization-options)))))
-      (setq eglot-server-programs (cons entry (delete entry eglot-server-programs)))))
+    (let ((entry (cons modes (if (or standalone (null real))
+                                 (agent-lsp--eglot-command nil)
+                               (agent-lsp--eglot-proxy real)))))
+      (setq eglot-server-programs
+            (cons entry (seq-remove (lambda (old) (equal (car old) modes))
+                                    eglot-server-programs)))))
   (advice-add 'eglot-handle-notification :before #'agent-lsp--eglot-notification))
+
+(defun agent-lsp--eglot-command (real)
+  "eglot's contact: agent-lsp, wrapping the REAL server's command line if any."
+  `(,@agent-lsp-command ,@(and real `("--wrap" "--" ,@real))
+                        ,@(and agent-lsp-initialization-options
+                               (list :initializationOptions
+                                     agent-lsp-initialization-options))))
+
+(defun agent-lsp--eglot-proxy (real)
+  "eglot's contact for proxy mode in front of REAL, checked when eglot starts.
+A function, so that a server installed later is found."
+  (lambda (&optional _interactive)
+    (if (executable-find (car real))
+        (agent-lsp--eglot-command real)
+      (display-warning
+       'agent-lsp
+       (format "`%s' (the server agent-lsp wraps for eglot) is not installed, so \
+agent-lsp runs alone: install it (pylsp: pip install python-lsp-server), or \
+change `agent-lsp-wrapped-servers', or use (agent-lsp-eglot-setup 'standalone)"
+               (car real)))
+      (agent-lsp--eglot-command nil))))
 
 (defun agent-lsp--eglot-notification (_server method &rest params)
   "Log the agent's messages among the notifications (METHOD PARAMS) eglot gets."

@@ -14,6 +14,15 @@
 ;;                                    the failure it reports in tests/test_calc.py.
 ;;                       lsp-menu     the same, but the fix is lsp-mode's own code
 ;;                                    action menu (`lsp-execute-code-action').
+;;                       CLIENT-tests in tests/test_calc.py: C-u `agent-lsp-run-tests',
+;;                                    then `agent-lsp-fix' on the failure; the fix
+;;                                    lands in calc.py, which is not visited.
+;;                       CLIENT-source in calc.py: C-u `agent-lsp-run-tests'; the failure
+;;                                    is reported for tests/test_calc.py (eglot: in
+;;                                    `flymake-show-project-diagnostics', unvisited).
+;;                       CLIENT is eglot (proxy in front of pylsp), alone (eglot with
+;;                       agent-lsp standalone), missing (proxy setup, wrapped server not
+;;                       installed) or lsp (lsp-mode).
 ;;   AGENT_EMACS_ROOT    the project; calc.py is visited.
 ;;   AGENT_EMACS_RESULT  where to write what was seen, as JSON.
 ;;
@@ -58,7 +67,7 @@
   (kill-emacs code))
 
 ;; Watchdog: whatever happens, this Emacs exits.
-(run-at-time 100 nil (lambda ()
+(run-at-time 200 nil (lambda ()
                        (agent-test-put "error" "watchdog: the driver did not finish in time")
                        (agent-test-finish 2)))
 
@@ -123,6 +132,78 @@ eglot sends didChange from an idle timer (`eglot-send-changes-idle-time')."
                     :message (or (plist-get lsp :message) ""))))
           (flymake-diagnostics)))
 
+(advice-add 'display-warning :before
+            (lambda (type message &rest _)
+              (when (eq type 'agent-lsp)
+                (agent-test-log "warning: %s" message)
+                (agent-test-push "warnings" message))))
+
+(defun agent-test-prompts ()
+  "Answer eglot's y-or-n-p prompts with y, as the user would, and record them."
+  (advice-add 'y-or-n-p :around
+              (lambda (_ prompt)
+                (agent-test-log "y-or-n-p (answered y): %s" prompt)
+                (agent-test-push "prompts" prompt)
+                t)))
+
+(defun agent-test-record-closed (file)
+  "What the user has of FILE, which was not visited: its buffer, if any, and the disk."
+  (let ((buffer (find-buffer-visiting file)))
+    (agent-test-put "calc_visited" (if buffer t :json-false))
+    (when buffer
+      (with-current-buffer buffer
+        (agent-test-put "buffer" (agent-test-buffer-text))
+        (agent-test-put "modified" (if (buffer-modified-p) t :json-false))))
+    (agent-test-put "disk" (agent-test-text file))))
+
+(defun agent-test-listed-diagnostics (file)
+  "eglot's diagnostics for FILE, not visited, as `agent-test-eglot-diagnostics' has them."
+  (mapcar (lambda (d)
+            (let ((text (flymake-diagnostic-text d)))
+              (list :line (car (flymake-diagnostic-beg d))
+                    :text text
+                    :source (if (string-prefix-p "agent-lsp: " text) "agent-lsp" "")
+                    :message (string-remove-prefix "agent-lsp: " text))))
+          (cdr (assoc (expand-file-name file) flymake-list-only-diagnostics))))
+
+(defun agent-test-agent-diagnostics (diagnostics)
+  (vconcat (seq-filter (lambda (d) (equal (plist-get d :source) "agent-lsp")) diagnostics)))
+
+(defun agent-test-eglot-flow (how)
+  "C-u `agent-lsp-run-tests' from the test file (HOW `tests') or from calc.py (`source')."
+  (let* ((calc-file (expand-file-name "calc.py" agent-test-root))
+         (test-file (expand-file-name "tests/test_calc.py" agent-test-root))
+         (server (progn (find-file (if (eq how 'tests) test-file calc-file))
+                        (agent-test-eglot-start))))
+    (agent-test-prompts)
+    (agent-test-put "tests_answer" (agent-lsp-run-tests t))
+    (if (eq how 'source)
+        ;; tests/test_calc.py is not visited: eglot keeps its diagnostics for
+        ;; `flymake-show-project-diagnostics' (`flymake-list-only-diagnostics').
+        (agent-test-put
+         "test_diagnostics"
+         (agent-test-agent-diagnostics
+          (agent-test-wait 90 "agent-lsp's diagnostic for the unvisited tests/test_calc.py"
+                           (lambda () (agent-test-listed-diagnostics test-file)))))
+      (with-current-buffer (find-file test-file)
+        (agent-test-wait 90 "agent-lsp's diagnostic in tests/test_calc.py"
+                         (lambda ()
+                           (flymake-start)
+                           (length> (agent-test-agent-diagnostics
+                                     (agent-test-eglot-diagnostics))
+                                    0)))
+        (agent-test-put "test_diagnostics"
+                        (agent-test-agent-diagnostics (agent-test-eglot-diagnostics)))))
+    (when (eq how 'tests)
+      (with-current-buffer (find-file test-file)
+        (goto-char (point-min))
+        (forward-line 8)
+        (back-to-indentation)
+        (agent-test-put "answer" (agent-lsp-fix)))
+      (agent-test-put "outcome" (agent-test-wait 90 "the outcome message" #'agent-test-outcome))
+      (agent-test-record-closed calc-file))
+    (eglot-shutdown server nil 5)))
+
 (defun agent-test-eglot-start ()
   (with-eval-after-load 'eglot
     (cl-defmethod eglot-handle-notification :before
@@ -181,6 +262,40 @@ eglot sends didChange from an idle timer (`eglot-send-changes-idle-time')."
     (eglot-shutdown server nil 5)))
 
 ;;;; lsp-mode
+
+(defun agent-test-lsp-flow (how)
+  "lsp-mode: C-u `agent-lsp-run-tests' from the test file (HOW `tests') or calc.py."
+  (setq lsp-restart 'ignore)
+  (advice-add 'lsp--window-show-message :before
+              (lambda (_workspace params) (agent-test-note-message (gethash "message" params))))
+  (agent-test-prompts)
+  (lsp-workspace-folders-add (directory-file-name agent-test-root))
+  (let* ((calc-file (expand-file-name "calc.py" agent-test-root))
+         (test-file (expand-file-name "tests/test_calc.py" agent-test-root)))
+    (with-current-buffer (find-file (if (eq how 'tests) test-file calc-file))
+      (agent-test-wait 60 "lsp-mode to start pylsp and agent-lsp"
+                       (lambda ()
+                         (and (= (length (lsp-workspaces)) 2)
+                              (seq-every-p (lambda (w)
+                                             (eq (lsp--workspace-status w) 'initialized))
+                                           (lsp-workspaces)))))
+      (agent-test-put "tests_answer" (agent-lsp-run-tests t))
+      (agent-test-wait 90 "agent-lsp's diagnostic for tests/test_calc.py"
+                       (lambda () (gethash test-file (lsp-diagnostics))))
+      (agent-test-put "test_diagnostics"
+                      (vconcat (mapcar (lambda (d)
+                                         (list :line (1+ (gethash "line" (gethash "start" (gethash "range" d))))
+                                               :source (or (gethash "source" d) "")
+                                               :message (gethash "message" d)))
+                                       (gethash test-file (lsp-diagnostics)))))
+      (when (eq how 'tests)
+        (goto-char (point-min))
+        (forward-line 8)
+        (back-to-indentation)
+        (agent-test-put "answer" (agent-lsp-fix))
+        (agent-test-put "outcome"
+                        (agent-test-wait 90 "the outcome message" #'agent-test-outcome))
+        (agent-test-record-closed calc-file)))))
 
 (defun agent-test-server-ids ()
   (vconcat (sort (mapcar (lambda (w) (symbol-name (lsp--client-server-id
@@ -248,6 +363,10 @@ eglot sends didChange from an idle timer (`eglot-send-changes-idle-time')."
         ("eglot-cancel" (agent-test-eglot 'cancel))
         ("lsp-fix" (agent-test-lsp 'fix))
         ("lsp-menu" (agent-test-lsp 'menu))
+        ((or "eglot-tests" "alone-tests" "missing-tests") (agent-test-eglot-flow 'tests))
+        ((or "eglot-source" "alone-source") (agent-test-eglot-flow 'source))
+        ("lsp-tests" (agent-test-lsp-flow 'tests))
+        ("lsp-source" (agent-test-lsp-flow 'source))
         (_ (error "Unknown AGENT_EMACS_MODE %S" agent-test-mode)))
       (agent-test-put "ok" t)
       (agent-test-log "done")

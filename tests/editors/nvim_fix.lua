@@ -1,13 +1,28 @@
 -- Driver for tests/editors/test_neovim.py, run with `-c "lua dofile(...)"` after an init file
--- that set up the shipped plugin as a user would. calc.py is the current buffer.
+-- that set up agent-lsp as a user would (the plugin's setup(), or Neovim's own vim.lsp.config +
+-- vim.lsp.enable). The file given on the command line is the current buffer.
 --
--- AGENT_NVIM_MODE=fix: another "linter" puts a diagnostic on line 10, the cursor goes there,
--- :AgentFix runs. AGENT_NVIM_MODE=task: :AgentTask make the failing test pass.
+-- AGENT_NVIM_MODE:
+--   fix          another "linter" puts a diagnostic on line 10 of calc.py, the cursor goes
+--                there, :AgentFix runs.
+--   task         :AgentTask make the failing test pass.
+--   tests        in tests/test_calc.py: :AgentTests, wait for the failure's diagnostic, then
+--                :AgentFix on it; the fix lands in calc.py, a file that is not open.
+--   tests-source in calc.py: :AgentTests; wait for the failure's diagnostic in the test file.
+--   native       Neovim's own client only (no plugin): agentLsp.runTests, then the "Ask agent
+--                to fix" code action of vim.lsp.buf.code_action() in tests/test_calc.py.
+--   none         record which clients started, then :AgentFix (setup({filetypes = {}})).
+--   screen       a real UI (tmux): :AgentTask, then record and stay open; the test reads the
+--                screen and quits.
 -- Then: wait for "agent-lsp: completed", record what the user saw into the JSON file
 -- AGENT_NVIM_RESULT, :write, quit. Always exits: 0 on success, 1 on failure, 2 on watchdog.
 local result_path = assert(os.getenv("AGENT_NVIM_RESULT"), "AGENT_NVIM_RESULT is not set")
 local mode = os.getenv("AGENT_NVIM_MODE") or "fix"
-local seen = { mode = mode, progress = {}, statuses = {}, notifications = {}, edits = {}, requests = {} }
+local seen = {
+  mode = mode, version = tostring(vim.version().major) .. "." .. tostring(vim.version().minor),
+  progress = {}, statuses = {}, notifications = {}, edits = {}, requests = {},
+}
+local uv = vim.uv or vim.loop
 
 local function log(message)
   io.stderr:write("[nvim_fix] " .. message .. "\n")
@@ -36,12 +51,16 @@ local function wait(ms, what, predicate)
   end
 end
 
+local function all_clients()
+  return (vim.lsp.get_clients or vim.lsp.get_active_clients)()
+end
+
 -- Watchdog: whatever happens, this Neovim exits.
 vim.defer_fn(function()
   seen.error = "watchdog: the driver did not finish in time"
   pcall(save)
   vim.cmd("cquit 2")
-end, 80000)
+end, 110000)
 
 -- Headless: nothing may wait for a keypress (the default uses inputlist()).
 vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
@@ -53,8 +72,9 @@ end
 -- must chain to them (progress) or use vim.notify (messages).
 local default_progress = vim.lsp.handlers["$/progress"]
 vim.lsp.handlers["$/progress"] = function(err, result, ctx, config)
-  table.insert(seen.progress, { token = result.token, value = result.value })
-  table.insert(seen.statuses, require("agent_lsp").status())
+  table.insert(seen.progress, { token = result.token, value = vim.deepcopy(result.value) })
+  local ok, plugin = pcall(require, "agent_lsp")
+  table.insert(seen.statuses, ok and plugin.status() or "")
   return default_progress(err, result, ctx, config)
 end
 
@@ -79,38 +99,114 @@ vim.lsp.handlers["workspace/applyEdit"] = function(err, params, ctx, config)
   return response
 end
 
+-- The outcome ("agent-lsp: completed: ...", with or without Neovim's "LSP[name] " prefix).
 local function outcome()
   for _, n in ipairs(seen.notifications) do
-    local status = type(n.message) == "string" and n.message:match("^agent%-lsp: (%a+): ")
+    local status = type(n.message) == "string" and n.message:match("agent%-lsp: (%a+): ")
     if status == "completed" or status == "failed" or status == "error" or status == "cancelled" then
       return n.message
     end
   end
 end
 
+-- The agent-lsp client of the buffer, however it was started (setup() names it "agent-lsp",
+-- vim.lsp.config "agent_lsp").
+local function agent_client(bufnr)
+  for _, c in ipairs(all_clients()) do
+    if (c.name == "agent-lsp" or c.name == "agent_lsp") and c.initialized
+      and vim.lsp.buf_is_attached(bufnr, c.id) then
+      return c
+    end
+  end
+end
+
+-- Record the requests (method + params) sent to the server: client.request(method, ...)
+-- before 0.11, client:request(method, ...) after.
+local function record_requests(client)
+  local request = client.request
+  client.request = function(...)
+    local args = { ... }
+    local at = type(args[1]) == "table" and 2 or 1
+    table.insert(seen.requests, { method = args[at], params = args[at + 1] })
+    return request(...)
+  end
+end
+
+local function floats()
+  local texts = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= "" then
+      table.insert(texts, buffer_text(vim.api.nvim_win_get_buf(win)))
+    end
+  end
+  return texts
+end
+
+local function messages()
+  return vim.api.nvim_exec("messages", true)
+end
+
+local function diagnostics_of(bufnr)
+  return vim.tbl_map(function(d)
+    return { lnum = d.lnum, col = d.col, source = d.source, message = d.message }
+  end, vim.diagnostic.get(bufnr))
+end
+
+local function agent_diagnostics(bufnr)
+  return vim.tbl_filter(function(d) return d.source == "agent-lsp" end, diagnostics_of(bufnr))
+end
+
+local function record_calc(calc_path)
+  local calc = vim.fn.bufnr(calc_path)
+  seen.calc_loaded = calc > 0 and vim.api.nvim_buf_is_loaded(calc)
+  seen.calc_listed = calc > 0 and vim.bo[calc].buflisted
+  seen.buffer = seen.calc_loaded and buffer_text(calc) or vim.NIL
+  seen.disk_before_write = read_file(calc_path)
+  seen.modified_before_write = seen.calc_loaded and vim.bo[calc].modified
+  return calc
+end
+
+local function finish_outcome()
+  wait(90000, "the outcome message", function() return outcome() ~= nil end)
+  seen.outcome = outcome()
+  local ok, plugin = pcall(require, "agent_lsp")
+  seen.status_after = ok and plugin.status() or ""
+  seen.floats = floats()
+  assert(seen.outcome:match("agent%-lsp: completed: "), seen.outcome)
+end
+
 local function main()
+  local also = os.getenv("AGENT_NVIM_OPEN") -- a file opened first, then left hidden
+  if also and also ~= "" then
+    local current = vim.api.nvim_get_current_buf()
+    vim.cmd("edit " .. vim.fn.fnameescape(also))
+    vim.cmd("buffer " .. current)
+  end
   local bufnr = vim.api.nvim_get_current_buf()
   local path = vim.api.nvim_buf_get_name(bufnr)
-  assert(path:match("calc%.py$"), "expected calc.py, got " .. path)
+  local root = uv.cwd()
+  local calc_path = root .. "/calc.py"
+  local test_path = root .. "/tests/test_calc.py"
   assert(vim.bo.filetype == "python", "filetype: " .. vim.bo.filetype)
-  local client
-  wait(30000, "agent-lsp to attach and initialize", function()
-    for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
-      if c.name == "agent-lsp" and c.initialized then
-        client = c
-        return true
-      end
-    end
-    return false
-  end)
-  -- Record the plugin's requests (method + params) on the way out.
-  local request = client.request
-  client.request = function(method, params, ...)
-    table.insert(seen.requests, { method = method, params = params })
-    return request(method, params, ...)
+
+  if mode == "none" then
+    -- A FileType autocmd starts its client at once: what started is known right away.
+    seen.clients = vim.tbl_map(function(c) return c.name end, all_clients())
+    seen.commands = vim.fn.exists(":AgentFix") == 2
+    vim.cmd("AgentFix")
+    return
   end
 
+  local client
+  wait(60000, "agent-lsp to attach and initialize", function()
+    client = agent_client(bufnr)
+    return client ~= nil
+  end)
+  seen.client_name = client.name
+  record_requests(client)
+
   if mode == "fix" then
+    assert(path == calc_path, "expected calc.py, got " .. path)
     -- Two other "linters" report on line 10 (0-based 9); the cursor sits on the first one.
     local pytest = vim.api.nvim_create_namespace("fake-pytest")
     local ruff = vim.api.nvim_create_namespace("fake-ruff")
@@ -125,23 +221,78 @@ local function main()
     } })
     vim.api.nvim_win_set_cursor(0, { 10, 11 })
     vim.cmd("AgentFix")
-  else
+  elseif mode == "task" then
     vim.cmd("AgentTask make the failing test pass")
+  elseif mode == "tests-source" then
+    assert(path == calc_path, "expected calc.py, got " .. path)
+    vim.cmd("AgentTests")
+    local test_buf = vim.uri_to_bufnr(vim.uri_from_fname(test_path))
+    wait(90000, "agent-lsp's diagnostic in tests/test_calc.py", function()
+      return #agent_diagnostics(test_buf) > 0
+    end)
+    seen.test_diagnostics = agent_diagnostics(test_buf)
+    seen.calc_diagnostics = agent_diagnostics(bufnr)
+    return
+  elseif mode == "tests" or mode == "native" then
+    assert(path == test_path, "expected tests/test_calc.py, got " .. path)
+    if mode == "tests" then
+      vim.cmd("AgentTests")
+    else
+      client:exec_cmd({ title = "run tests", command = "agentLsp.runTests", arguments = { vim.empty_dict() } })
+    end
+    wait(90000, "agent-lsp's diagnostic for the failing test", function()
+      return #agent_diagnostics(bufnr) > 0
+    end)
+    seen.test_diagnostics = agent_diagnostics(bufnr)
+    local failure = seen.test_diagnostics[1]
+    vim.api.nvim_win_set_cursor(0, { failure.lnum + 1, failure.col })
+    if mode == "tests" then
+      vim.cmd("AgentFix")
+    else
+      vim.lsp.buf.code_action({
+        apply = true,
+        filter = function(action) return action.title:find("^Ask agent to fix: ") ~= nil end,
+      })
+    end
+    finish_outcome()
+    local calc = record_calc(calc_path)
+    seen.messages = messages()
+    if seen.calc_loaded then
+      vim.api.nvim_buf_call(calc, function() vim.cmd("write") end)
+      seen.modified_after_write = vim.bo[calc].modified
+    end
+    return
+  elseif mode == "screen" then
+    -- A real UI: nothing may block the event loop, so the rest runs from a timer.
+    vim.cmd("AgentTask make the failing test pass")
+    local timer = uv.new_timer()
+    timer:start(200, 200, vim.schedule_wrap(function()
+      if not outcome() or seen.outcome then return end
+      timer:stop()
+      seen.outcome = outcome()
+      seen.floats = floats()
+      seen.buffer = buffer_text(bufnr)
+      seen.ok = true
+      save()
+    end))
+    return "stay"
   end
 
-  wait(60000, "the outcome message", function() return outcome() ~= nil end)
-  seen.outcome = outcome()
-  seen.status_after = require("agent_lsp").status()
+  finish_outcome()
   seen.buffer = buffer_text(bufnr)
   seen.disk_before_write = read_file(path)
   seen.modified_before_write = vim.bo[bufnr].modified
-  assert(seen.outcome:match("^agent%-lsp: completed: "), seen.outcome)
+  seen.messages = messages()
   vim.cmd("write")
   seen.modified_after_write = vim.bo[bufnr].modified
 end
 
 local ok, err = xpcall(main, debug.traceback)
+if ok and err == "stay" then
+  return
+end
 seen.ok = ok
+seen.messages = seen.messages or messages()
 if not ok then
   seen.error = tostring(err)
   log(seen.error)

@@ -1,10 +1,13 @@
 -- agent-lsp for Neovim 0.7+: one agent-lsp client per project root, :AgentFix, :AgentTask {text},
--- :AgentCancel, and status() for a statusline.
+-- :AgentCancel, :AgentTests, :AgentLog, and status() for a statusline.
 --
 --   require("agent_lsp").setup({ cmd = { "agent-lsp", "serve" }, filetypes = { "python" } })
 --
 -- setup() keys other than filetypes / root_markers / notify go to the LSP client config
 -- (cmd, init_options, settings, on_attach, capabilities, handlers, flags, ...).
+-- The commands work with any agent-lsp client, also one started without setup() (Neovim 0.11+:
+-- vim.lsp.config + vim.lsp.enable); plugin/agent_lsp.lua defines them when this is on
+-- 'runtimepath'.
 local M = {}
 
 local FIX_PREFIX = "Ask agent to fix: " -- title prefix of the server's code actions
@@ -22,13 +25,74 @@ local client_config = {
 local clients = {} -- root dir -> client id
 local progress = {} -- our running $/progress tokens -> latest text
 
+local function has(version)
+  return vim.fn.has("nvim-" .. version) == 1
+end
+
+-- `text` as one line that fits the message area (v:echospace), else nil. A longer message
+-- would wrap into Neovim's "Press ENTER" prompt.
+local function fits(text)
+  return not text:find("\n") and vim.fn.strdisplaywidth(text) <= vim.v.echospace
+end
+
+local function one_line(text)
+  local width = math.max(vim.v.echospace, 10) - 3
+  local line = vim.fn.strcharpart(text:match("^[^\n]*"), 0, width)
+  while vim.fn.strdisplaywidth(line) > width do
+    line = vim.fn.strcharpart(line, 0, vim.fn.strchars(line) - 1)
+  end
+  return line .. "..."
+end
+
+-- The whole of a message that did not fit: a float above the message area, closed by the next
+-- cursor move or mode change.
+local float = nil
+local function show_whole(text)
+  if float and vim.api.nvim_win_is_valid(float) then
+    pcall(vim.api.nvim_win_close, float, true)
+  end
+  local lines = vim.split(text, "\n", { plain = true })
+  local width = 1
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  width = math.max(1, math.min(width, vim.o.columns - 4))
+  local height = 0
+  for _, line in ipairs(lines) do
+    height = height + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / width))
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].bufhidden = "wipe"
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, {
+    relative = "editor", anchor = "SE", style = "minimal", border = "single", focusable = false,
+    row = math.max(1, vim.o.lines - vim.o.cmdheight - 1), col = vim.o.columns,
+    width = width, height = math.max(1, math.min(height, vim.o.lines - vim.o.cmdheight - 3)),
+  })
+  if not ok then return end
+  float = win
+  vim.wo[win].wrap = true
+  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "InsertEnter", "CmdlineEnter" }, {
+    once = true,
+    callback = function()
+      if vim.api.nvim_win_is_valid(win) then pcall(vim.api.nvim_win_close, win, true) end
+    end,
+  })
+end
+
+-- Always one line that fits; a longer message shows whole in a float.
 local function notify(message, level)
-  vim.notify(message, level or levels.INFO, { title = "agent-lsp" })
+  message = tostring(message)
+  if fits(message) then
+    return vim.notify(message, level or levels.INFO, { title = "agent-lsp" })
+  end
+  vim.notify(one_line(message), level or levels.INFO, { title = "agent-lsp" })
+  show_whole(message)
 end
 
 -- `client:request()` from 0.11 on, `client.request()` before.
 local function request(client, method, params, handler, bufnr)
-  if vim.fn.has("nvim-0.11") == 1 then
+  if has("0.11") then
     return client:request(method, params, handler, bufnr)
   end
   return client.request(method, params, handler, bufnr)
@@ -87,13 +151,22 @@ function M.status()
   return text and ("agent: " .. (#text > 60 and (text:sub(1, 57) .. "...") or text)) or ""
 end
 
+-- An agent-lsp client, however it was started (setup(), vim.lsp.enable, a plugin manager):
+-- by its name, else by the commands it serves (proxy mode too).
+local function is_agent(client)
+  if client.name == client_config.name or client.name == "agent_lsp" then
+    return true
+  end
+  local provider = (client.server_capabilities or {}).executeCommandProvider
+  return type(provider) == "table" and vim.tbl_contains(provider.commands or {}, "agentLsp.runTask")
+end
+
 -- The initialized agent-lsp client of the buffer, else of any buffer, else nil (with a notice).
 local function client_for(bufnr)
   local fallback
-  for _, id in pairs(clients) do
-    local client = vim.lsp.get_client_by_id(id)
-    if client and client.initialized then
-      if vim.lsp.buf_is_attached(bufnr, id) then
+  for _, client in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
+    if client.initialized and is_agent(client) then
+      if vim.lsp.buf_is_attached(bufnr, client.id) then
         return client
       end
       fallback = fallback or client
@@ -126,7 +199,9 @@ local function to_lsp(bufnr, d, encoding)
   local function position(lnum, col)
     local line = vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1] or ""
     col = math.min(col or 0, #line)
-    if encoding ~= "utf-8" then
+    if encoding ~= "utf-8" and has("0.11") then -- str_utfindex(s, index) is deprecated there
+      col = vim.str_utfindex(line, encoding == "utf-32" and "utf-32" or "utf-16", col, false)
+    elseif encoding ~= "utf-8" then
       local utf32, utf16 = vim.str_utfindex(line, col)
       col = encoding == "utf-32" and utf32 or utf16
     end
@@ -194,7 +269,7 @@ local function find_root(path)
   local dir, parent = start, nil
   repeat
     for _, marker in ipairs(options.root_markers) do
-      if vim.loop.fs_stat(dir .. "/" .. marker) then return dir end
+      if (vim.uv or vim.loop).fs_stat(dir .. "/" .. marker) then return dir end
     end
     parent, dir = dir, vim.fn.fnamemodify(dir, ":h")
   until dir == parent
@@ -222,6 +297,30 @@ local function attach(bufnr)
   return clients[root] and vim.lsp.buf_attach_client(bufnr, clients[root])
 end
 
+--- The commands, and (0.8+) progress and messages for agent-lsp clients started without setup().
+--- Run by plugin/agent_lsp.lua and by setup(); running it again changes nothing.
+function M.commands()
+  if has("0.8") then
+    vim.api.nvim_create_autocmd("LspAttach", {
+      group = vim.api.nvim_create_augroup("agent_lsp_attach", { clear = true }),
+      callback = function(args)
+        local client = vim.lsp.get_client_by_id(args.data and args.data.client_id or -1)
+        if client and is_agent(client) and type(client.handlers) == "table" then
+          client.handlers["$/progress"] = client.handlers["$/progress"] or on_progress
+          client.handlers["window/showMessage"] = client.handlers["window/showMessage"]
+            or on_show_message
+        end
+      end,
+    })
+  end
+  local command = vim.api.nvim_create_user_command
+  command("AgentFix", function() M.fix() end, { desc = "agent-lsp: fix the diagnostic here" })
+  command("AgentTask", function(a) M.task(a.args) end, { nargs = "+", desc = "agent-lsp: a task" })
+  command("AgentCancel", function() M.cancel() end, { desc = "agent-lsp: cancel the task" })
+  command("AgentTests", function() M.tests() end, { desc = "agent-lsp: run the tests" })
+  command("AgentLog", function() M.log() end, { desc = "agent-lsp: open the session log" })
+end
+
 function M.setup(opts)
   for key, value in pairs(opts or {}) do
     if options[key] ~= nil then
@@ -231,23 +330,22 @@ function M.setup(opts)
     end
   end
   local group = vim.api.nvim_create_augroup("agent_lsp", { clear = true })
-  vim.api.nvim_create_autocmd("FileType", {
-    group = group,
-    pattern = options.filetypes,
-    callback = function(args) attach(args.buf) end,
-  })
+  -- filetypes = {} starts no client (an empty autocmd pattern would mean every filetype): for
+  -- a client started some other way, with only the commands from here.
+  if #options.filetypes > 0 then
+    vim.api.nvim_create_autocmd("FileType", {
+      group = group,
+      pattern = options.filetypes,
+      callback = function(args) attach(args.buf) end,
+    })
+  end
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do -- buffers opened before setup()
     local loaded = vim.api.nvim_buf_is_loaded(bufnr)
     if loaded and vim.tbl_contains(options.filetypes, vim.bo[bufnr].filetype) then
       attach(bufnr)
     end
   end
-  local command = vim.api.nvim_create_user_command
-  command("AgentFix", function() M.fix() end, { desc = "agent-lsp: fix the diagnostic here" })
-  command("AgentTask", function(a) M.task(a.args) end, { nargs = "+", desc = "agent-lsp: a task" })
-  command("AgentCancel", function() M.cancel() end, { desc = "agent-lsp: cancel the task" })
-  command("AgentTests", function() M.tests() end, { desc = "agent-lsp: run the tests" })
-  command("AgentLog", function() M.log() end, { desc = "agent-lsp: open the session log" })
+  M.commands()
 end
 
 return M
