@@ -186,7 +186,10 @@ class Settings(_Section):
     max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
     edit_timeout: float = Field(
-        10.0, gt=0, description="Seconds to wait for the editor to accept an edit."
+        10.0,
+        gt=0,
+        description="Seconds an edit waits for the editor before the task says that it waits "
+        "(it goes on waiting, e.g. while you confirm the edit: cancel the task to stop).",
     )
     max_tokens: int = Field(
         1_000_000, ge=1_000, description="Token budget of one task (prompt + completion)."
