@@ -195,6 +195,9 @@ class Agent:
                     await self._emit(EventKind.MESSAGE, summary, step)
                     return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
                 nudged = True
+                switch = getattr(self.model, "answered_in_words", None)
+                if callable(switch):  # toolCalling = auto: a model without native tool calls
+                    switch()
                 if reply.cut:
                     feedback = (
                         "Your reply was cut at the output cap: be brief, and act through the "

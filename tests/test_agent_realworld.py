@@ -13,7 +13,7 @@ import pytest
 
 from agent_lsp.messages import TaskStatus
 from agent_lsp.task import Task, TaskKind
-from tests.conftest import FIX
+from tests.conftest import BUG, FIX
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Error, FakeOpenAIServer, Reply, ToolCall, ramble
 from tests.scripts import SUMMARY, fix_average_script
@@ -240,11 +240,9 @@ def block(name: str, **args: object) -> str:
     return f'<tool_call>{{"name": "{name}", "arguments": {json.dumps(args)}}}</tool_call>'
 
 
-async def test_auto_switches_to_text_tools_after_the_first_answer_in_words(
+async def test_auto_switches_to_text_tools_when_the_model_writes_them(
     project: Path, strict_server: FakeOpenAIServer
 ) -> None:
-    from tests.conftest import BUG
-
     strict_server.script(
         Reply("I will read the file first.\n" + block("read_file", path="calc.py")),
         Reply(block("edit_file", path="calc.py", old_text=BUG, new_text=FIX)),
@@ -262,12 +260,39 @@ async def test_auto_switches_to_text_tools_after_the_first_answer_in_words(
     assert "tools" in requests[0] and all("tools" not in r for r in requests[1:])
     assert "<tool_call>" in requests[1]["messages"][0]["content"]
     note = (
-        "the model answered without a tool call although tools were offered: "
+        "the model wrote text tool calls although native tools were offered: "
         "switched to text tools (toolCalling = auto)"
     )
     assert note in log_entries(project, "model_call")[0]["notes"]
     assert f"model: {note}" in [e.message for e in channel.events]
     assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+async def test_auto_switches_to_text_tools_after_an_answer_in_words_it_cannot_accept(
+    project: Path, strict_server: FakeOpenAIServer
+) -> None:
+    strict_server.script(
+        Reply("The bug is in average(): it divides by one too many."),
+        Reply(block("edit_file", path="calc.py", old_text=BUG, new_text=FIX)),
+        Reply(block("run_tests")),
+        Reply(SUMMARY),
+    )
+    session = make_session(project, strict_server.base_url)  # toolCalling = auto
+    outcome = await session.run_task(FIX_TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome
+    requests = strict_server.requests
+    assert "tools" in requests[0] and all("tools" not in r for r in requests[1:4])
+    system = requests[1]["messages"][0]["content"]
+    assert "<tool_call>" in system and "- edit_file:" in system
+    assert "the test suite does not pass" in requests[1]["messages"][-1]["content"]
+    calls = log_entries(project, "model_call")
+    assert calls[0]["notes"] == []
+    assert calls[1]["notes"] == [
+        "the model answered in words without a tool call although tools were offered: "
+        "switched to text tools (toolCalling = auto)"
+    ]
 
 
 async def test_auto_keeps_native_tools_for_a_model_that_calls_them(
@@ -299,15 +324,19 @@ async def test_no_test_runner_means_the_result_is_unverified(
     )
 
 
-async def test_an_explanation_needs_no_test_run(
+async def test_an_explanation_needs_no_test_run_and_switches_nothing(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
-    fake_openai.script(Reply("average() divides by n + 1."))
+    fake_openai.script(Reply("average() divides by n + 1."), *fix_average_script())
     session = make_session(project, fake_openai.base_url)
     outcome = await session.run_task(
         Task(kind=TaskKind.EXPLAIN, instruction="what does average do?", path="calc.py"),
         RecordingChannel(),
     )
-    await session.aclose()
     assert (outcome.status, outcome.verified) == (TaskStatus.COMPLETED, True)
     assert outcome.summary == "average() divides by n + 1."
+    # An answer in words that ends a task is no sign of a model without tool calls.
+    fixed = await session.run_task(FIX_TASK, RecordingChannel())
+    await session.aclose()
+    assert fixed.status is TaskStatus.COMPLETED
+    assert all("tools" in r for r in fake_openai.requests[:5])

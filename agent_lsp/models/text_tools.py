@@ -119,21 +119,24 @@ def refuses_tools(error: ModelError) -> bool:
 
 
 class AutoToolModel:
-    """Native tool calling; the text protocol from then on if the endpoint refuses tools, or
-    if the model answers in words although tools were offered before it ever made a native
-    tool call (a model without tool calling: switched early, not after the task is lost).
-    Blocks of the text protocol in that first answer are run at once."""
+    """Native tool calling, switching to the text protocol for good when the endpoint refuses
+    tools, or when the model shows it does not make native tool calls before it ever made
+    one: it writes text-protocol blocks (run at once), or the loop could not accept an answer
+    in words although tools were offered (`answered_in_words`) — early, not after the task is
+    lost. An answer in words that ends a task (an explanation) switches nothing."""
 
     def __init__(self, inner: Model) -> None:
         self.inner = inner
         self.text: TextToolModel | None = None
         self._native_seen = False
+        self._note: str | None = None  # said with the next reply (the session log)
 
     async def complete(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelReply:
         if self.text is not None:
-            return await self.text.complete(messages, tools)
+            reply = await self.text.complete(messages, tools)
+            return self._noted(reply)
         try:
             reply = await self.inner.complete(messages, tools)
         except ModelError as exc:
@@ -149,16 +152,36 @@ class AutoToolModel:
             return reply
         if not tools or self._native_seen:
             return reply
-        self.text = TextToolModel(self.inner)
         prose, calls = parse_tool_calls(reply.content or "", "0")
+        if not calls:
+            return reply
+        self.text = TextToolModel(self.inner)
         note = (
-            "the model answered without a tool call although tools were offered: "
+            "the model wrote text tool calls although native tools were offered: "
             "switched to text tools (toolCalling = auto)"
         )
         log.warning("%s", note)
         return reply.model_copy(
             update={"content": prose or None, "tool_calls": calls, "notes": [*reply.notes, note]}
         )
+
+    def answered_in_words(self) -> None:
+        """The loop could not accept the last answer (words, no tool call): a model that never
+        made a native tool call is given the text protocol from the next call on."""
+        if self.text is not None or self._native_seen:
+            return
+        self.text = TextToolModel(self.inner)
+        self._note = (
+            "the model answered in words without a tool call although tools were offered: "
+            "switched to text tools (toolCalling = auto)"
+        )
+        log.warning("%s", self._note)
+
+    def _noted(self, reply: ModelReply) -> ModelReply:
+        if self._note is None:
+            return reply
+        note, self._note = self._note, None
+        return reply.model_copy(update={"notes": [note, *reply.notes]})
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)
