@@ -7,6 +7,7 @@ accepted too. API keys only ever come from the environment or the user's own con
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import re
 import tomllib
@@ -410,13 +411,117 @@ class LoadedSettings(BaseModel):
 def _read(src: str, path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
         return read_toml(path)
+    except UnicodeDecodeError:
+        warnings.append(
+            f"{src} {path}: not UTF-8 text (TOML files are UTF-8); nothing in it applies"
+        )
+        return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        warnings.append(f"{src} {path}: {exc}")
+        warnings.append(f"{src} {path}: {exc}; nothing in it applies")
         return {}
 
 
-def _editor(options: Mapping[str, Any] | None, src: str, warnings: list[str]) -> dict[str, Any]:
-    layer: dict[str, Any] = _camel(dict(options or {}))
+# Top-level tables of a config file that are not settings: the user config's `[policy]` rules
+# (agent_lsp.safety.setup reads them); a project keeps its rules in .agent-lsp/policy.toml.
+_OTHER_TABLES = {"user": ("policy",), "project": ()}
+
+
+def _fields(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    """The camelCase keys of a section, each with its sub-section (None: a value)."""
+    out: dict[str, type[BaseModel] | None] = {}
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        sub = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+        out[field.alias or to_camel(name)] = sub
+    return out
+
+
+def _leaves(model: type[BaseModel], at: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
+    for key, sub in _fields(model).items():
+        found += _leaves(sub, (*at, key)) if sub is not None else [(*at, key)]
+    return found
+
+
+def _section(at: tuple[str, ...]) -> str:
+    return f"in [{'.'.join(at)}]" if at else "at the top level"
+
+
+def _nearest(key: str, at: tuple[str, ...], here: list[str]) -> str:
+    """' (did you mean …?)' for `key` under `at`: a key of the same section, else one of
+    another section; '' when nothing is close."""
+    folded = {k.casefold(): k for k in here}
+    close = [folded[key.casefold()]] if key.casefold() in folded else []
+    close = close or difflib.get_close_matches(key, here, n=1, cutoff=0.7)
+    if close:
+        return f" (did you mean `{close[0]}`?)"
+    elsewhere = {path[-1]: path[:-1] for path in _leaves(Settings) if path[:-1] != at}
+    names = {k.casefold(): k for k in elsewhere}
+    other = [names[key.casefold()]] if key.casefold() in names else []
+    other = other or difflib.get_close_matches(key, list(elsewhere), n=1, cutoff=0.8)
+    if other:
+        name = other[0]
+        return f" (did you mean `{name}` {_section(elsewhere[name])}?)"
+    return ""
+
+
+def _check_keys(
+    layer: dict[str, Any],
+    src: str,
+    warnings: list[str],
+    other: tuple[str, ...] = (),
+    model: type[BaseModel] | None = None,
+    at: tuple[str, ...] = (),
+) -> None:
+    """Report (and drop) what a config file has that is not a setting: unknown keys, with the
+    nearest known one; a value where a section goes (`model = "gpt-4o"`)."""
+    fields = _fields(model or Settings)
+    for key in list(layer):
+        value = layer[key]
+        if not at and key in other:
+            continue
+        if not at and key == "policy":
+            warnings.append(
+                f"{src}: a [policy] table here is not read: a project's rules go in "
+                ".agent-lsp/policy.toml; ignored"
+            )
+            del layer[key]
+            continue
+        if key not in fields:
+            warnings.append(
+                f"{src}: unknown key `{key}` {_section(at)}{_nearest(key, at, list(fields))}; "
+                "ignored"
+            )
+            del layer[key]
+            continue
+        sub = fields[key]
+        if sub is None:
+            continue
+        table = _table(value)
+        if table is None:
+            dotted = ".".join((*at, key))
+            example = (
+                f"`[model] name = {_toml(value)}`"
+                if dotted == "model"
+                else f"`[{dotted}]` with its keys"
+            )
+            warnings.append(f"{src}: `{dotted}` is a section, not a value: use {example}; ignored")
+            del layer[key]
+            continue
+        _check_keys(table, src, warnings, other, sub, (*at, key))
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "…"
+
+
+def _editor(options: object, src: str, warnings: list[str]) -> dict[str, Any]:
+    if options is not None and not isinstance(options, Mapping):
+        warnings.append(f"{src}: not a table of settings ({type(options).__name__}); ignored")
+        options = None
+    layer: dict[str, Any] = _camel(dict(cast("Mapping[str, Any]", options or {})))
     _strip(layer, _EDITOR_FORBIDDEN, warnings, src)
     return layer
 
@@ -452,8 +557,11 @@ def load_settings(
             root
         )
     user = _read("user config", user_path, warnings)
+    _check_keys(user, f"user config {user_path}", warnings, _OTHER_TABLES["user"])
     project_path = root / PROJECT_CONFIG if root is not None else None
     project = _read("project config", project_path, warnings) if project_path else {}
+    if project_path is not None:
+        _check_keys(project, f"project config {project_path}", warnings)
     editor = _editor(editor_options, "editor settings", warnings)
     env = env_layer(environ)
     mine = _mine([user, editor, env])
@@ -500,7 +608,11 @@ def _merge_valid(
 
 
 def _where(err: Any) -> str:
-    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    dotted = ".".join(str(p) for p in err["loc"])
+    if err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+        example = "`[model] name = …`" if dotted == "model" else f"`[{dotted}]` and its keys"
+        return f"{dotted}: a section, not a value: use {example}"
+    return f"{dotted}: {err['msg']}"
 
 
 def _brief(exc: ValidationError) -> str:

@@ -129,3 +129,17 @@ def test_run_from_a_subfolder_works_on_the_project(
     assert (project / "calc.py").read_text().count(FIX) == 1
     assert (project / "calc.py").read_text().count(BUG) == 0
     assert (project / ".agent-lsp").is_dir() and not (project / "tests" / ".agent-lsp").exists()
+
+
+def test_a_broken_user_config_is_reported_once_and_the_run_goes_on(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    config = Path(server_env["HOME"]) / ".config" / "agent-lsp" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[model\nname = 'x'\n")
+    fake_openai.script(*fix_average_script())
+    done = agent_lsp("run", TASK, "--root", str(project), env=server_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    _no_trace(done.stdout, done.stderr)
+    said = (done.stdout + done.stderr).count("Expected ']' at the end of a table declaration")
+    assert said == 1, done.stdout + done.stderr

@@ -115,6 +115,7 @@ class RuleSet:
     rules: list[Rule] = field(default_factory=list[Rule])
     errors: list[str] = field(default_factory=list[str])
     broken: bool = False  # a policy file could not be read: fail closed
+    unreadable: bool = False  # not read at all (the file, or its TOML syntax)
 
     def of(self, action: Action) -> Iterable[Rule]:
         return (r for r in self.rules if r.action is action)
@@ -244,8 +245,8 @@ def rules_from_toml(path: Path, source: str, guard: PathGuard, table: str | None
     try:
         with path.open("rb") as fh:
             data: dict[str, Any] = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        return RuleSet(errors=[f"{source}: {exc}"], broken=True)
+    except (OSError, ValueError) as exc:  # ValueError: TOML syntax, or not UTF-8
+        return RuleSet(errors=[f"{source}: {exc}"], broken=True, unreadable=True)
     if table is not None:
         sub = data.get(table, {})
         if not isinstance(sub, dict):

@@ -73,7 +73,8 @@ def build_policy(
     guard = PathGuard(root, roots, home)
     user = rules_from_toml(user_path, f"user config {user_path}", guard, table="policy")
     project = rules_from_toml(root / POLICY_FILE, POLICY_FILE.as_posix(), guard)
-    messages = [*user.errors, *project.errors]
+    # A user config that cannot be read at all is reported once, by load_settings.
+    messages = [*([] if user.unreadable else user.errors), *project.errors]
     kept = project.rules
     if not trusted:
         kept = [r for r in project.rules if r.action is not Action.ALLOW]
