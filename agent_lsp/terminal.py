@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,6 +53,32 @@ def parse_answer(text: str, options: Sequence[str]) -> str | None:
     return starts[0] if len(starts) == 1 else None
 
 
+async def _read_line(prompt: str) -> str:
+    """`input(prompt)` on a daemon thread: Ctrl-C while it waits ends the run at once (the
+    default executor's thread would keep the process waiting for a line at exit)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def settle(value: str | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value or "")
+
+    def read() -> None:
+        try:
+            value, error = input(prompt), None
+        except (EOFError, OSError, ValueError) as exc:
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=read, name="agent-lsp-prompt", daemon=True).start()
+    return await done
+
+
 def _choices(options: Sequence[str]) -> str:
     return " | ".join(f"{n} {o}" for n, o in enumerate(options, 1))
 
@@ -91,8 +118,8 @@ class TerminalChannel:
         prompt = f"  [{_choices(options)}] "
         while True:
             try:
-                answer = await asyncio.to_thread(input, prompt)
-            except EOFError:
+                answer = await _read_line(prompt)
+            except (EOFError, OSError, ValueError):  # end of input, or stdin closed
                 self._print(f"\n  no answer (end of input): {options[-1] if options else 'no'}")
                 return None
             picked = parse_answer(answer, options)

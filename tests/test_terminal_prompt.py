@@ -3,10 +3,12 @@ escaped, and the user's answer decides."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -145,3 +147,52 @@ def test_waiting_on_the_model_shows_the_time_on_a_terminal(
     )
     out = run_in_terminal(project, server_env, b"n\n")
     assert re.search(r"\r  \S waiting for the model \d+ s\x1b\[K", out), out
+
+
+def test_ctrl_c_at_the_prompt_ends_the_run_at_once(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "touch made.txt; true"})]),
+        Reply("Stopped."),
+    )
+    master, slave = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agent_lsp", "run", "--root", str(project), "tidy up"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=server_env,
+        close_fds=True,
+    )
+    os.close(slave)
+    seen, sent = b"", False
+    deadline = time.monotonic() + 180
+    try:
+        while time.monotonic() < deadline and child.poll() is None:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+            if not sent and PROMPT in seen:
+                child.send_signal(signal.SIGINT)  # Ctrl-C while the prompt waits for a line
+                sent = True
+        child.wait(timeout=60)  # it ends by itself: nothing waits for the line any more
+    finally:
+        if child.poll() is None:
+            child.kill()
+        with contextlib.suppress(OSError):
+            while select.select([master], [], [], 0.2)[0]:
+                chunk = os.read(master, 65536)
+                if not chunk:
+                    break
+                seen += chunk
+        os.close(master)
+    out = seen.decode(errors="replace")
+    assert sent, out
+    assert child.returncode == 130, out
+    assert "agent-lsp: interrupted; resume with: agent-lsp run --resume" in out
+    assert "Traceback" not in out
+    assert not (project / "made.txt").exists()
