@@ -62,6 +62,7 @@ async def run(
     try:
         outcome = await session.run_task(task, channel, resume=resume)
     finally:
+        channel.close()  # the waiting spinner off before anything else is printed
         await session.aclose()
     _print_outcome(outcome)
     if outcome.status is not TaskStatus.COMPLETED:

@@ -196,3 +196,15 @@ def test_ctrl_c_at_the_prompt_ends_the_run_at_once(
     assert "agent-lsp: interrupted; resume with: agent-lsp run --resume" in out
     assert "Traceback" not in out
     assert not (project / "made.txt").exists()
+
+
+def test_the_outcome_is_printed_on_a_line_of_its_own_after_a_spinner(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    env = {**server_env, "AGENT_LSP_BASE_URL": "http://127.0.0.1:9/v1"}  # nothing listens
+    fake_openai.script(Reply("unused"), Reply("unused"))
+    out = run_in_terminal(project, env)
+    lines = out.split("\n")
+    [outcome] = [line for line in lines if "■ error after 1 steps" in line]
+    shown = outcome.rsplit("\r", 1)[-1].removeprefix("\x1b[K")  # what the terminal shows
+    assert shown.startswith("■ error after 1 steps"), out
