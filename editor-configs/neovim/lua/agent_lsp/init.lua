@@ -29,12 +29,13 @@ local function has(version)
   return vim.fn.has("nvim-" .. version) == 1
 end
 
--- `text` as one line that fits the message area (v:echospace), else nil. A longer message
--- would wrap into Neovim's "Press ENTER" prompt.
+-- Whether `text` is one line that fits the message area (v:echospace). A longer message would
+-- wrap into Neovim's "Press ENTER" prompt.
 local function fits(text)
   return not text:find("\n") and vim.fn.strdisplaywidth(text) <= vim.v.echospace
 end
 
+-- The first line of `text`, cut to fit the message area, ending in "...".
 local function one_line(text)
   local width = math.max(vim.v.echospace, 10) - 3
   local line = vim.fn.strcharpart(text:match("^[^\n]*"), 0, width)
