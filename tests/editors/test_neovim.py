@@ -438,7 +438,7 @@ def test_completion_message_fits_the_screen(
     env = _env("screen", tmp_path, server_env)
     result = Path(env["AGENT_NVIM_RESULT"])
     socket = str(tmp_path / "tmux.sock")
-    env_args = [f"{k}={v}" for k, v in env.items()]
+    env_args = [f"{k}={v}" for k, v in env.items()] + ["TERM=screen"]  # tmux's terminal
     command = ["env", "-i", *env_args, *_command(nvim, init, "calc.py", headless=False)]
     base = [tmux, "-S", socket, "-f", "/dev/null"]
     subprocess.run(
