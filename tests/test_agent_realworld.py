@@ -340,3 +340,22 @@ async def test_an_explanation_needs_no_test_run_and_switches_nothing(
     await session.aclose()
     assert fixed.status is TaskStatus.COMPLETED
     assert all("tools" in r for r in fake_openai.requests[:5])
+
+
+async def test_a_stream_that_breaks_off_is_asked_again_whole(project: Path) -> None:
+    with FakeOpenAIServer(broken_tool_streams=True, stream_usage=False) as server:
+        # Each reply twice: the broken stream consumes one, the request without streaming the
+        # other; after the first break tool replies are no longer streamed.
+        first, *rest = fix_average_script()
+        server.script(first, first, *rest)
+        session = make_session(project, server.base_url)
+        outcome = await session.run_task(FIX_TASK, RecordingChannel())
+        await session.aclose()
+    assert outcome.status is TaskStatus.COMPLETED, outcome
+    assert outcome.summary == SUMMARY
+    assert [r.get("stream", False) for r in server.requests] == [True, False, False, False, False]
+    notes = log_entries(project, "model_call")[0]["notes"]
+    assert notes == [
+        "the stream broke off (it ended after 1 chunks without a finish reason): asked again "
+        "without streaming; replies with tools are no longer streamed"
+    ]

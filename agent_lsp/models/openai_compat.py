@@ -62,6 +62,9 @@ class OpenAICompatModel:
             max_retries=0,
         )
         self._stream_usage = True  # ask for usage in streams until the endpoint refuses it
+        # Replies with tools offered are asked for whole once a stream of one broke off
+        # (llama.cpp's server: "Automatic streaming tool choice is not supported").
+        self._stream_tools = True
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -128,8 +131,23 @@ class OpenAICompatModel:
         return ModelError(f"cannot reach the model at {self.settings.base_url}: {exc}{after}")
 
     async def _once(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
-        if not self.settings.stream:
+        if not self.settings.stream or ("tools" in request and not self._stream_tools):
             return await self._plain(request)
+        try:
+            return await self._streamed(request, notes)
+        except StreamBrokenError as exc:
+            # The endpoint failed mid-reply after answering 200: ask again, whole.
+            reply = await self._plain(request)
+            if "tools" in request:
+                self._stream_tools = False
+            note = f"the stream broke off ({exc}): asked again without streaming" + (
+                "; replies with tools are no longer streamed" if "tools" in request else ""
+            )
+            log.warning("model call: %s", note)
+            notes.append(note)
+            return reply
+
+    async def _streamed(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
         if not self._stream_usage:
             return await self._stream(request)
         try:
@@ -182,8 +200,10 @@ class OpenAICompatModel:
         calls: dict[int, dict[str, str]] = {}
         usage = Usage()
         finish: str | None = None
+        chunks = 0
         async with stream:
             async for chunk in stream:
+                chunks += 1
                 if chunk.usage:
                     usage = Usage(
                         prompt_tokens=chunk.usage.prompt_tokens,
@@ -203,6 +223,8 @@ class OpenAICompatModel:
                             slot["name"] += tc.function.name
                         if tc.function and tc.function.arguments:
                             slot["arguments"] += tc.function.arguments
+        if finish is None:
+            raise StreamBrokenError(f"it ended after {chunks} chunks without a finish reason")
         return ModelReply(
             content="".join(content) or None,
             tool_calls=[
@@ -212,6 +234,10 @@ class OpenAICompatModel:
             usage=usage,
             finish_reason=finish,
         )
+
+
+class StreamBrokenError(Exception):
+    """A stream that ended without a finish reason: the endpoint failed after answering 200."""
 
 
 def _wait(exc: openai.APIStatusError | openai.APIConnectionError, attempt: int) -> float:

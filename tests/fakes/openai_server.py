@@ -32,6 +32,9 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
 * ``reject_stream_options=True``: a request with ``stream_options`` is refused with HTTP 400;
 * ``strict=True``: messages are validated like llama.cpp does; an assistant message with
   ``content: null`` and no tool calls (and other malformed messages) gets HTTP 500;
+* ``broken_tool_streams=True``: a streamed reply that calls a tool breaks off after its first
+  chunk (200, then no finish and no ``[DONE]``), as llama.cpp's server does ("Automatic
+  streaming tool choice is not supported");
 * ``models=[...]``: the names ``GET /v1/models`` lists.
 """
 
@@ -340,12 +343,14 @@ class FakeOpenAIServer:
         strict: bool = False,
         stream_usage: bool = True,
         reject_stream_options: bool = False,
+        broken_tool_streams: bool = False,
         models: Sequence[str] = (FAKE_MODEL_ID,),
     ) -> None:
         self.default_reply: Reply | Error | ReplyFunc | None = default_reply
         self.strict = strict
         self.stream_usage = stream_usage
         self.reject_stream_options = reject_stream_options
+        self.broken_tool_streams = broken_tool_streams
         self.models = list(models)
         self.refused: list[Error] = []  # what _refusal answered, in order
         self.requests: list[dict[str, Any]] = []
@@ -550,6 +555,8 @@ class FakeOpenAIServer:
             return json.dumps({**base, "choices": [choice]})
 
         yield chunk({"role": "assistant", "content": "" if reply.content else None})
+        if self.broken_tool_streams and reply.tool_calls:
+            return  # the server failed mid-reply: no finish, no [DONE]
         if reply.content:
             for piece in _split(reply.content, min(3, len(reply.content))):
                 yield chunk({"content": piece})

@@ -97,10 +97,16 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         "chatml-function-calling",
         "--n_ctx",
         str(CONTEXT),
+        "--n_threads",
+        str(os.cpu_count() or 1),
+        "--n_threads_batch",
+        str(os.cpu_count() or 1),
     ]
+    # OpenMP threads that sleep instead of spinning: a shared, loaded CI machine.
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
         )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
