@@ -98,8 +98,10 @@ def detect_encoding(data: bytes) -> TextEncoding | None:
 
 
 def is_binary(data: bytes) -> bool:
-    """A NUL byte in the first 8000 bytes, without a UTF-16/32 byte-order mark."""
-    return b"\x00" in data[:_SNIFF] and detect_encoding(data) is None
+    """A NUL byte in the first 8000 bytes (of `data`, which may be just those), without a
+    UTF-16/32 byte-order mark."""
+    wide = any(data.startswith(enc.bom) for enc in _BOMS if enc.codec != "utf-8")
+    return not wide and b"\x00" in data[:_SNIFF]
 
 
 def not_text(data: bytes) -> str:

@@ -123,3 +123,18 @@ def test_a_run_and_its_undo_keep_a_latin1_file_byte_for_byte(
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert "restored calc.py" in undo.stdout
     assert calc.read_bytes() == original
+
+
+async def test_a_long_utf16_file_is_text_not_binary(tmp_path: Path) -> None:
+    text = "".join(f"# line {n} 😀 déjà\n" for n in range(600)) + "value = 1\n"
+    data = b"\xff\xfe" + text.encode("utf-16-le")
+    assert len(data) > 8000
+    (tmp_path / "m.py").write_bytes(data)
+    ws = _ws(tmp_path)
+    read = await ReadFileTool(ws).run(ReadFileArgs(path="m.py", start_line=601))
+    assert read.output == "601| value = 1"
+    done = await EditFileTool(ws).run(EditFileArgs(path="m.py", old_text=OLD, new_text=NEW))
+    assert done.status is ToolStatus.SUCCESS, done.error
+    assert (tmp_path / "m.py").read_bytes() == b"\xff\xfe" + text.replace(OLD, NEW).encode(
+        "utf-16-le"
+    )

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.editing import EditFailure, EditMatch, MatchKind, find_edit
-from agent_lsp.fileio import EncodingError, detect_encoding, encode_text, file_encoding, not_text
+from agent_lsp.fileio import (
+    EncodingError,
+    decode_text,
+    detect_encoding,
+    encode_text,
+    file_encoding,
+    is_binary,
+    not_text,
+)
 from agent_lsp.messages import ToolResult
 from agent_lsp.syntax import syntax_error
 from agent_lsp.workspace import Workspace
@@ -33,17 +41,23 @@ class ReadFileTool:
 
     async def run(self, args: ReadFileArgs) -> ToolResult:
         path = await self.workspace.resolve_readable(args.path)  # secret files: the user asked
-        text = self.workspace.read_text(path)
         warning = ""
-        if path not in self.workspace.channel.buffers():
-            data = path.read_bytes()
-            enc = detect_encoding(data)
-            if enc is None and b"\x00" in data[:8000]:
+        if path not in self.workspace.channel.buffers() and path.is_file():
+            with path.open("rb") as fh:  # a binary file is named, never read whole
+                head = fh.read(8000)
+            if is_binary(head):
+                size = path.stat().st_size
                 return ToolResult.ok(
-                    f"{args.path}: {not_text(data)}; not shown", path=args.path, binary=True
+                    f"{args.path}: binary file, {size} bytes; not shown",
+                    path=args.path,
+                    binary=True,
                 )
-            if enc is None:
+            data = path.read_bytes()
+            text = decode_text(data)[0]
+            if detect_encoding(data) is None:
                 warning = f"[{args.path} is {not_text(data)}: shown with U+FFFD; not editable]\n"
+        else:
+            text = self.workspace.read_text(path)
         self.workspace.note_read(path, text)
         lines = text.splitlines()
         start = args.start_line or 1
