@@ -26,8 +26,9 @@ class ChatMessage(BaseModel):
 
     def to_openai(self) -> dict[str, Any]:
         content = self.content
-        if content is None and not self.tool_calls:
-            # Strict servers (llama.cpp among them) reject `content: null` without tool calls.
+        if content is None and self.role == "assistant":
+            # Strict servers reject `content: null` on an assistant message: without tool calls
+            # (most), and even with them (llama.cpp's server).
             content = ""
         data: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:

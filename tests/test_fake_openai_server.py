@@ -463,7 +463,7 @@ async def test_a_server_refusing_stream_options_answers_400() -> None:
     assert len(srv.refused) == 1 and srv.remaining == 0
 
 
-async def test_a_strict_server_refuses_content_null_without_tool_calls() -> None:
+async def test_a_strict_server_refuses_content_null() -> None:
     bad: list[ChatCompletionMessageParam] = [
         *MESSAGES,
         {"role": "assistant", "content": None},
@@ -488,8 +488,25 @@ async def test_a_strict_server_refuses_content_null_without_tool_calls() -> None
                 },
                 {"role": "tool", "tool_call_id": "c1", "content": "ok"},
             ]
-            ok = await client.chat.completions.create(model="m", messages=with_calls)
-    assert ok.choices[0].message.content == "hi"
+            with pytest.raises(openai.InternalServerError, match="must be a string"):
+                await client.chat.completions.create(model="m", messages=with_calls)
+            empty: list[ChatCompletionMessageParam] = [
+                *MESSAGES,
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ]
+            again = await client.chat.completions.create(model="m", messages=empty)
+    assert again.choices[0].message.content == "hi"
 
 
 async def test_models_lists_the_names_given() -> None:

@@ -30,8 +30,9 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
   ``"length"`` (a rambling model, :func:`ramble`);
 * ``stream_usage=False``: streams carry no usage, whatever ``stream_options`` asks;
 * ``reject_stream_options=True``: a request with ``stream_options`` is refused with HTTP 400;
-* ``strict=True``: messages are validated like llama.cpp does; an assistant message with
-  ``content: null`` and no tool calls (and other malformed messages) gets HTTP 500;
+* ``strict=True``: messages are validated like llama.cpp's Python server does; an assistant
+  message with ``content: null`` (with or without tool calls) and other malformed messages get
+  HTTP 500;
 * ``broken_tool_streams=True``: a streamed reply that calls a tool breaks off after its first
   chunk (200, then no finish and no ``[DONE]``), as llama.cpp's server does ("Automatic
   streaming tool choice is not supported");
@@ -171,6 +172,8 @@ def _invalid_messages(messages: object) -> str | None:
         if role == "assistant":
             if content is None and not m.get("tool_calls"):
                 return f"messages[{n}]: assistant message with content null and no tool calls"
+            if content is None:  # llama-cpp-python 0.3: a string even with tool calls
+                return f"messages[{n}]: assistant message content must be a string"
         elif not isinstance(content, str):
             return f"messages[{n}]: {role} message content must be a string"
         if role == "tool" and not m.get("tool_call_id"):

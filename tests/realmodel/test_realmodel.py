@@ -80,19 +80,25 @@ def assert_the_harness_held(
     before: dict[str, str],
     canary: Path,
     edited: set[str],
+    report: str = "",
 ) -> list[dict[str, Any]]:
     """What every real-model run must show; `seen` is how many requests the server had
     answered before the run, `edited` the files changed (on disk or in the editor)."""
     answered = server.requests()[seen:]
-    chats = [r for r in answered if r[1].endswith("/chat/completions")]
-    assert 1 <= len(chats) <= MAX_CALLS, answered
-    assert all(200 <= status < 300 for _, _, status in answered), answered
     entries = log_entries(root)
+    why = (
+        f"{report}\n--- session log ---\n"
+        + "\n".join(json.dumps(e)[:400] for e in entries)
+        + f"\n--- server log ---\n{server.log.read_text(errors='replace')[-4000:]}"
+    )
+    chats = [r for r in answered if r[1].endswith("/chat/completions")]
+    assert 1 <= len(chats) <= MAX_CALLS, why
+    assert all(200 <= status < 300 for _, _, status in answered), why
     calls = [e for e in entries if e["kind"] == "model_call"]
-    assert calls and len(calls) <= len(chats)
+    assert calls and len(calls) <= len(chats), why
     for call in calls:
-        assert call["prompt_tokens"] > 0 and call["completion_tokens"] > 0, call
-        assert call["reply"] or call["tool_calls"], call  # the model's words, or its calls
+        assert call["prompt_tokens"] > 0 and call["completion_tokens"] > 0, why
+        assert call["reply"] or call["tool_calls"], why  # the model's words, or its calls
     end = [e for e in entries if e["kind"] == "task_end"][-1]
     assert end["prompt_tokens"] >= sum(c["prompt_tokens"] for c in calls) > 0
     assert end["completion_tokens"] >= sum(c["completion_tokens"] for c in calls) > 0
@@ -131,7 +137,7 @@ def test_agent_lsp_run_against_a_real_model(llama_server: LlamaServer, tmp_path:
     assert int(outcomes[0][2]) <= MAX_STEPS
     if outcomes[0][1] == "error":  # only a model error may end it so, and it says which
         assert "model error:" in outcomes[0][0], report
-    assert_the_harness_held(llama_server, seen, project, before, canary, set())
+    assert_the_harness_held(llama_server, seen, project, before, canary, set(), report)
 
 
 async def test_the_language_server_against_a_real_model(
@@ -159,7 +165,8 @@ async def test_the_language_server_against_a_real_model(
         }
     assert re.match(r"agent-lsp: (completed|failed|paused|error): .+", final.message), final
     assert before == snapshot(project)  # the editor holds the edits; the disk is untouched
-    assert_the_harness_held(llama_server, seen, project, before, canary, edited)
+    messages = "\n".join(m.message for m in client.messages)
+    assert_the_harness_held(llama_server, seen, project, before, canary, edited, messages)
 
 
 async def _final_message(client: Any, timeout: float = 1200) -> t.ShowMessageParams:
