@@ -190,8 +190,13 @@ local function main()
   assert(vim.bo.filetype == "python", "filetype: " .. vim.bo.filetype)
 
   if mode == "none" then
-    -- A FileType autocmd starts its client at once: what started is known right away.
-    seen.clients = vim.tbl_map(function(c) return c.name end, all_clients())
+    -- A FileType autocmd creates its client at once (listed by get_clients() only once
+    -- initialized; get_client_by_id() has it from the start): what started is known right away.
+    seen.clients = {}
+    for id = 1, 20 do
+      local c = vim.lsp.get_client_by_id(id)
+      if c then table.insert(seen.clients, c.name) end
+    end
     seen.commands = vim.fn.exists(":AgentFix") == 2
     vim.cmd("AgentFix")
     return
