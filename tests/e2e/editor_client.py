@@ -19,6 +19,10 @@ from pytest_lsp.client import register_lsp_features
 from agent_lsp.lsp.convert import uri_to_path
 from tests.e2e.textops import apply_text_edits
 
+# Hang guards, not timing assertions: on a shared CI machine (a load of 5 on 2 cores) loading
+# the agent and a test run take many times what they take on an idle one.
+MESSAGE_WAIT = 240.0
+REQUEST_WAIT = 120.0  # the first model request of a task (the agent loads, indexes first)
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.7.0", "emacs": "emacs"}
 # Helix 25.07: versioned edits, but no showMessageRequest and no work-done progress.
 HELIX = t.ClientCapabilities(
@@ -157,7 +161,7 @@ class EditorClient(LanguageClient):
     def log_text(self) -> str:
         return "\n".join(m.message for m in self.log_messages)
 
-    async def wait_for_log(self, text: str, timeout: float = 60) -> None:
+    async def wait_for_log(self, text: str, timeout: float = MESSAGE_WAIT) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while text not in self.log_text():
@@ -165,7 +169,9 @@ class EditorClient(LanguageClient):
                 raise AssertionError(f"no log message with {text!r}; got {self.log_text()}")
             await asyncio.sleep(0.05)
 
-    async def wait_for_message(self, text: str, timeout: float = 60) -> t.ShowMessageParams:
+    async def wait_for_message(
+        self, text: str, timeout: float = MESSAGE_WAIT
+    ) -> t.ShowMessageParams:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while loop.time() < deadline:

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types as t
 
 from tests.conftest import BUG, FIX
-from tests.e2e.editor_client import EditorClient, editor_session
+from tests.e2e.editor_client import REQUEST_WAIT, EditorClient, editor_session
 from tests.fakes.openai_server import Error, FakeOpenAIServer, Hang, Reply
 from tests.scripts import SUMMARY, fix_average_script, tool_messages
 
@@ -158,7 +158,7 @@ async def test_cancel_stops_a_running_task(
     async with editor_session("neovim", project, server_env) as client:
         uri = client.open(project / "calc.py")
         started = await ask_agent_to_fix(client, uri)
-        await asyncio.to_thread(fake_openai.wait_for_requests, 1)
+        await asyncio.to_thread(fake_openai.wait_for_requests, 1, REQUEST_WAIT)
         busy = await client.workspace_execute_command_async(
             t.ExecuteCommandParams(command="agentLsp.runTask", arguments=[{"task": "other"}])
         )
@@ -179,7 +179,7 @@ async def test_cancel_stops_a_running_task(
             t.ExecuteCommandParams(command="agentLsp.cancel", arguments=cancel.command.arguments)
         )
         assert result == {"cancelled": True}
-        shown = await asyncio.wait_for(client.wait_for_message("agent-lsp: cancelled"), 10)
+        shown = await client.wait_for_message("agent-lsp: cancelled")
         assert shown.message == "agent-lsp: cancelled: cancelled"
 
 

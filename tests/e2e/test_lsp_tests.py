@@ -10,11 +10,11 @@ from lsprotocol import types as t
 
 from agent_lsp.safety.trust import TrustStore
 from tests.conftest import BUG, FIX
-from tests.e2e.editor_client import EditorClient, editor_session
+from tests.e2e.editor_client import MESSAGE_WAIT, EditorClient, editor_session
 from tests.fakes.openai_server import FakeOpenAIServer
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 60) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = MESSAGE_WAIT) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

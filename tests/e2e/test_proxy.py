@@ -104,7 +104,10 @@ async def test_fix_through_the_proxy(
         )
         assert isinstance(result, dict) and "taskId" in result
         done = await client.wait_for_message("agent-lsp: completed")
-        assert done.message == "agent-lsp: completed: Fixed the typo. (changed: stats.py)"
+        assert done.message == (  # the module has no tests: said so
+            "agent-lsp: completed: unverified: no test runner found, so nothing checked the "
+            "result; the model says: Fixed the typo. (changed: stats.py)"
+        )
         assert client.buffers[uri] == FIXED
         assert (module / "stats.py").read_text() == BROKEN  # unsaved, in the editor
         # The agent perceived pylsp's diagnostics through the proxy.

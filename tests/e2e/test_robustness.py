@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types as t
 
-from tests.e2e.editor_client import editor_session
+from tests.e2e.editor_client import REQUEST_WAIT, editor_session
 from tests.e2e.test_lsp_fix import DIAGNOSTIC, ask_agent_to_fix
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
 from tests.scripts import fix_average_script
@@ -149,7 +149,7 @@ async def test_client_disconnecting_mid_task_leaves_files_whole(
     await client.initialize(project)
     client.fix(2, project / "calc.py", "wrong average")
     assert "taskId" in (await client.response(2))["result"]
-    await asyncio.to_thread(fake_openai.wait_for_requests, 1)
+    await asyncio.to_thread(fake_openai.wait_for_requests, 1, REQUEST_WAIT)
     assert client.proc.stdin is not None
     client.proc.stdin.close()  # the editor went away
     started = time.monotonic()
@@ -266,7 +266,7 @@ async def test_tasks_started_and_cancelled_in_quick_succession(
         uri = client.open(project / "calc.py")
         for round_ in range(1, 4):
             started = await ask_agent_to_fix(client, uri)
-            await asyncio.to_thread(fake_openai.wait_for_requests, round_)
+            await asyncio.to_thread(fake_openai.wait_for_requests, round_, REQUEST_WAIT)
             cancelled = await client.workspace_execute_command_async(
                 t.ExecuteCommandParams(command="agentLsp.cancel", arguments=[started])
             )
