@@ -356,6 +356,6 @@ async def test_a_stream_that_breaks_off_is_asked_again_whole(project: Path) -> N
     assert [r.get("stream", False) for r in server.requests] == [True, False, False, False, False]
     notes = log_entries(project, "model_call")[0]["notes"]
     assert notes == [
-        "the stream broke off (it ended after 1 chunks without a finish reason): asked again "
+        "the stream broke off (the connection dropped after 1 chunks): asked again "
         "without streaming; replies with tools are no longer streamed"
     ]

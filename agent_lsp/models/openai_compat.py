@@ -201,28 +201,36 @@ class OpenAICompatModel:
         usage = Usage()
         finish: str | None = None
         chunks = 0
-        async with stream:
-            async for chunk in stream:
-                chunks += 1
-                if chunk.usage:
-                    usage = Usage(
-                        prompt_tokens=chunk.usage.prompt_tokens,
-                        completion_tokens=chunk.usage.completion_tokens,
-                    )
-                for choice in chunk.choices:
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-                    delta = choice.delta
-                    if delta.content:
-                        content.append(delta.content)
-                    for tc in delta.tool_calls or []:
-                        slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
-                        if tc.id:
-                            slot["id"] = tc.id
-                        if tc.function and tc.function.name:
-                            slot["name"] += tc.function.name
-                        if tc.function and tc.function.arguments:
-                            slot["arguments"] += tc.function.arguments
+        try:
+            async with stream:
+                async for chunk in stream:
+                    chunks += 1
+                    if chunk.usage:
+                        usage = Usage(
+                            prompt_tokens=chunk.usage.prompt_tokens,
+                            completion_tokens=chunk.usage.completion_tokens,
+                        )
+                    for choice in chunk.choices:
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+                        delta = choice.delta
+                        if delta.content:
+                            content.append(delta.content)
+                        for tc in delta.tool_calls or []:
+                            slot = calls.setdefault(
+                                tc.index, {"id": "", "name": "", "arguments": ""}
+                            )
+                            if tc.id:
+                                slot["id"] = tc.id
+                            if tc.function and tc.function.name:
+                                slot["name"] += tc.function.name
+                            if tc.function and tc.function.arguments:
+                                slot["arguments"] += tc.function.arguments
+        except Exception as exc:
+            if isinstance(exc, openai.APITimeoutError) or not _dropped(exc):
+                raise
+            # The endpoint answered 200, then dropped the connection mid-reply.
+            raise StreamBrokenError(f"the connection dropped after {chunks} chunks") from exc
         if finish is None:
             raise StreamBrokenError(f"it ended after {chunks} chunks without a finish reason")
         return ModelReply(
@@ -234,6 +242,17 @@ class OpenAICompatModel:
             usage=usage,
             finish_reason=finish,
         )
+
+
+def _dropped(exc: Exception) -> bool:
+    """A connection lost mid-body: the client's own error, or its HTTP library's (whose
+    package the openai client chooses), unwrapped."""
+    if isinstance(exc, openai.APIConnectionError | ConnectionError):
+        return True
+    return type(exc).__module__.split(".")[0].startswith("httpx") and type(exc).__name__ in (
+        "RemoteProtocolError",
+        "ReadError",
+    )
 
 
 class StreamBrokenError(Exception):

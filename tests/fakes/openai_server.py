@@ -34,8 +34,8 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
   message with ``content: null`` (with or without tool calls) and other malformed messages get
   HTTP 500;
 * ``broken_tool_streams=True``: a streamed reply that calls a tool breaks off after its first
-  chunk (200, then no finish and no ``[DONE]``), as llama.cpp's server does ("Automatic
-  streaming tool choice is not supported");
+  chunk (200, then the connection drops: no finish, no ``[DONE]``, the body unfinished), as
+  llama.cpp's server does ("Automatic streaming tool choice is not supported");
 * ``models=[...]``: the names ``GET /v1/models`` lists.
 """
 
@@ -67,6 +67,7 @@ __all__ = [
 FAKE_MODEL_ID = "fake-model"
 EXHAUSTED_MESSAGE = "fake server: script exhausted"
 CHARS_PER_TOKEN = 4
+BREAK = "\x00break"  # a stream event that drops the connection (see broken_tool_streams)
 
 
 def ramble(words: int = 20_000) -> str:
@@ -324,6 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for event in fake._stream_events(reply, body, body_len):
+            if event is BREAK:  # fail mid-reply: drop the connection, body unfinished
+                self.close_connection = True
+                return
             data = f"data: {event}\n\n".encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
@@ -559,7 +563,8 @@ class FakeOpenAIServer:
 
         yield chunk({"role": "assistant", "content": "" if reply.content else None})
         if self.broken_tool_streams and reply.tool_calls:
-            return  # the server failed mid-reply: no finish, no [DONE]
+            yield BREAK  # the server failed mid-reply: no finish, no [DONE]
+            return
         if reply.content:
             for piece in _split(reply.content, min(3, len(reply.content))):
                 yield chunk({"content": piece})
