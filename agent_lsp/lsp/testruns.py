@@ -108,7 +108,7 @@ def _targets(root: Path, workspace: Workspace, target: Path | None) -> tuple[lis
     """What a run for `target` runs, and how the result message names it: a test file or a
     folder itself; for a source file, the tests that import it (Python, JS/TS) or its
     package's tests (Go); all tests when nothing is given or no test is found for it."""
-    if target is None:
+    if target is None or not target.resolve().is_relative_to(root.resolve()):
         return [], ""
     relative = workspace.relative(target)
     if target.is_dir() or is_test_file(relative):
