@@ -62,6 +62,17 @@ vim.defer_fn(function()
   vim.cmd("cquit 2")
 end, 110000)
 
+-- Every deprecated call the plugin makes, shown or not (what :checkhealth vim.deprecated lists;
+-- Neovim warns only for the ones near removal).
+seen.deprecated = {}
+local default_deprecate = vim.deprecate
+vim.deprecate = function(name, ...)
+  if debug.traceback():find("agent_lsp/", 1, true) then
+    table.insert(seen.deprecated, name)
+  end
+  return default_deprecate(name, ...)
+end
+
 -- Headless: nothing may wait for a keypress (the default uses inputlist()).
 vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
   log("showMessageRequest (answered: none): " .. tostring(params and params.message))
@@ -208,6 +219,7 @@ local function main()
     return client ~= nil
   end)
   seen.client_name = client.name
+  seen.offset_encoding = client.offset_encoding
   record_requests(client)
 
   if mode == "fix" then

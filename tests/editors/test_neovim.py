@@ -88,11 +88,10 @@ SERVER = f'{{ {_lua(sys.executable)}, "-m", "agent_lsp", "serve" }}'
 RTP = f"vim.opt.runtimepath:append({_lua(PLUGIN)})\n"
 
 
-def plugin_init(filetypes: str = '{ "python" }') -> str:
+def plugin_init(filetypes: str = '{ "python" }', more: str = "") -> str:
     """What a user of the plugin puts in their init.lua."""
-    return (
-        RTP + f'require("agent_lsp").setup({{\n  cmd = {SERVER},\n  filetypes = {filetypes},\n}})\n'
-    )
+    setup = f"  cmd = {SERVER},\n  filetypes = {filetypes},\n{more}"
+    return RTP + f'require("agent_lsp").setup({{\n{setup}}})\n'
 
 
 def native_init(with_plugin: bool) -> str:
@@ -166,7 +165,9 @@ def run_nvim(
 
 
 def assert_no_deprecation(seen: dict[str, Any]) -> None:
-    """Neovim warns once per deprecated call, through vim.notify and :messages."""
+    """No deprecated call from the plugin (vim.deprecate: listed by :checkhealth, warned about
+    near removal), and no warning shown through vim.notify or :messages."""
+    assert seen["deprecated"] in ([], {}), seen["deprecated"]  # json_encode: {} for empty
     shown = [str(n["message"]) for n in seen["notifications"]] + [seen.get("messages", "")]
     assert not [m for m in shown if "deprecated" in m], shown
 
@@ -257,6 +258,27 @@ def test_agent_fix_in_neovim(
     assert_progress_and_outcome(seen)
     assert_model_saw_tests_pass(fake_openai)
     assert MESSAGE in json.dumps(fake_openai.requests[0])
+
+
+def test_agent_fix_with_utf16_positions_makes_no_deprecated_call(
+    nvim012: Nvim,
+    project: Path,
+    tmp_path: Path,
+    fake_openai: FakeOpenAIServer,
+    server_env: dict[str, str],
+) -> None:
+    """A client that offers only UTF-16 positions (as users set to match other servers):
+    :AgentFix converts the columns without the old vim.str_utfindex(s, index) form."""
+    fake_openai.script(*fix_average_script())
+    calc = project / "calc.py"
+    before = calc.read_text()
+    utf16 = '  capabilities = { general = { positionEncodings = { "utf-16" } } },\n'
+
+    seen = run_nvim(nvim012, "fix", project, tmp_path, server_env, plugin_init(more=utf16))
+
+    assert seen["offset_encoding"] == "utf-16"
+    assert_fix_requests(seen, calc)  # and run_nvim found no deprecated call
+    assert_fixed_in_buffer_then_written(seen, calc, before)
 
 
 def test_agent_task_in_neovim(
