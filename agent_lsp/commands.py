@@ -11,7 +11,6 @@ from typing import Any, cast
 from adapters import describe_project, detect_toolchain
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus, ToolSpec
-from agent_lsp.models.text_tools import refuses_tools
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
@@ -202,7 +201,7 @@ async def doctor(root: Path) -> int:
 
     from agent_lsp import __version__
     from agent_lsp.models.openai_compat import OpenAICompatModel
-    from agent_lsp.models.text_tools import TextToolModel
+    from agent_lsp.models.text_tools import TextToolModel, refuses_tools
 
     doc = _Doctor()
     loaded = load_settings(root)
