@@ -342,8 +342,17 @@ async def test_an_explanation_needs_no_test_run_and_switches_nothing(
     assert all("tools" in r for r in fake_openai.requests[:5])
 
 
-async def test_a_stream_that_breaks_off_is_asked_again_whole(project: Path) -> None:
-    with FakeOpenAIServer(broken_tool_streams=True, stream_usage=False) as server:
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [
+        (True, "the connection dropped after 1 chunks"),
+        ("start", "Connection error."),
+    ],
+)
+async def test_a_stream_that_breaks_off_is_asked_again_whole(
+    project: Path, where: bool | str, why: str
+) -> None:
+    with FakeOpenAIServer(broken_tool_streams=where, stream_usage=False) as server:
         # Each reply twice: the broken stream consumes one, the request without streaming the
         # other; after the first break tool replies are no longer streamed.
         first, *rest = fix_average_script()
@@ -356,6 +365,6 @@ async def test_a_stream_that_breaks_off_is_asked_again_whole(project: Path) -> N
     assert [r.get("stream", False) for r in server.requests] == [True, False, False, False, False]
     notes = log_entries(project, "model_call")[0]["notes"]
     assert notes == [
-        "the stream broke off (the connection dropped after 1 chunks): asked again "
-        "without streaming; replies with tools are no longer streamed"
+        f"the stream broke off ({why}): asked again without streaming; replies with tools "
+        "are no longer streamed"
     ]

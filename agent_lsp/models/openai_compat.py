@@ -135,8 +135,14 @@ class OpenAICompatModel:
             return await self._plain(request)
         try:
             return await self._streamed(request, notes)
-        except StreamBrokenError as exc:
-            # The endpoint failed mid-reply after answering 200: ask again, whole.
+        except (StreamBrokenError, openai.APIConnectionError) as exc:
+            # The endpoint failed mid-reply (after 200, or before a byte of a reply with tools,
+            # as llama.cpp's server does): ask again, whole. A server that is down fails that
+            # too, and the retries take over.
+            if isinstance(exc, openai.APIConnectionError) and (
+                isinstance(exc, openai.APITimeoutError) or "tools" not in request
+            ):
+                raise
             reply = await self._plain(request)
             if "tools" in request:
                 self._stream_tools = False

@@ -36,6 +36,7 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
 * ``broken_tool_streams=True``: a streamed reply that calls a tool breaks off after its first
   chunk (200, then the connection drops: no finish, no ``[DONE]``, the body unfinished), as
   llama.cpp's server does ("Automatic streaming tool choice is not supported");
+  ``broken_tool_streams="start"``: the connection drops before any byte of such a reply;
 * ``models=[...]``: the names ``GET /v1/models`` lists.
 """
 
@@ -255,6 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
             answer = answer.capped(body.get("max_tokens", body.get("max_completion_tokens")))
         if isinstance(answer, Error):
             self._send_error(answer)
+        elif body.get("stream") and answer.tool_calls and fake.broken_tool_streams == "start":
+            self.close_connection = True  # failed before a byte of the reply
         elif body.get("stream"):
             self._send_stream(fake, answer, body, len(raw))
         else:
@@ -350,7 +353,7 @@ class FakeOpenAIServer:
         strict: bool = False,
         stream_usage: bool = True,
         reject_stream_options: bool = False,
-        broken_tool_streams: bool = False,
+        broken_tool_streams: bool | str = False,
         models: Sequence[str] = (FAKE_MODEL_ID,),
     ) -> None:
         self.default_reply: Reply | Error | ReplyFunc | None = default_reply
@@ -562,7 +565,7 @@ class FakeOpenAIServer:
             return json.dumps({**base, "choices": [choice]})
 
         yield chunk({"role": "assistant", "content": "" if reply.content else None})
-        if self.broken_tool_streams and reply.tool_calls:
+        if self.broken_tool_streams is True and reply.tool_calls:
             yield BREAK  # the server failed mid-reply: no finish, no [DONE]
             return
         if reply.content:
