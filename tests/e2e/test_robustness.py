@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types as t
 
-from tests.e2e.editor_client import REQUEST_WAIT, editor_session
+from tests.e2e.editor_client import MESSAGE_WAIT, REQUEST_WAIT, editor_session
 from tests.e2e.test_lsp_fix import DIAGNOSTIC, ask_agent_to_fix
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
 from tests.scripts import fix_average_script
@@ -53,7 +53,7 @@ class RawClient:
                 length = int(line.split(b":")[1])
         return json.loads(await self.proc.stdout.readexactly(length))
 
-    async def response(self, msg_id: int, timeout: float = 20) -> dict[str, Any]:
+    async def response(self, msg_id: int, timeout: float = REQUEST_WAIT) -> dict[str, Any]:
         async def wait() -> dict[str, Any]:
             while True:
                 message = await self.read()
@@ -137,7 +137,7 @@ async def test_malformed_messages_get_errors_and_the_server_stays_up(
     client.send({"id": 5, "method": "shutdown"})
     assert (await client.response(5)).get("result") is None
     client.send({"method": "exit"})
-    assert await asyncio.wait_for(client.proc.wait(), 10) == 0
+    assert await asyncio.wait_for(client.proc.wait(), REQUEST_WAIT) == 0
 
 
 async def test_client_disconnecting_mid_task_leaves_files_whole(
@@ -243,13 +243,13 @@ async def test_big_files_are_parsed_in_a_child_that_ends_with_the_server(
     client.fix(2, project / "calc.py", "wrong average")
     assert "taskId" in (await client.response(2))["result"]
 
-    await client.notification("window/showMessage", "agent-lsp: completed", 60)
+    await client.notification("window/showMessage", "agent-lsp: completed", MESSAGE_WAIT)
     workers = {pid: cmd for pid, cmd in _children(client.proc.pid).items() if "spawn" in cmd}
     assert len(workers) == 1, _children(client.proc.pid)
     client.send({"id": 5, "method": "shutdown"})
     assert (await client.response(5)).get("result") is None
     client.send({"method": "exit"})
-    assert await asyncio.wait_for(client.proc.wait(), 15) == 0
+    assert await asyncio.wait_for(client.proc.wait(), REQUEST_WAIT) == 0
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in workers):
         assert time.monotonic() < deadline, f"the parse worker outlived the server: {workers}"
