@@ -143,7 +143,7 @@ class OpenAICompatModel:
                 isinstance(exc, openai.APITimeoutError) or "tools" not in request
             ):
                 raise
-            reply = await self._plain(request)
+            reply = await self._plain_again(request)
             if "tools" in request:
                 self._stream_tools = False
             note = f"the stream broke off ({exc}): asked again without streaming" + (
@@ -152,6 +152,17 @@ class OpenAICompatModel:
             log.warning("model call: %s", note)
             notes.append(note)
             return reply
+
+    async def _plain_again(self, request: dict[str, Any]) -> ModelReply:
+        """The whole reply after a broken stream; a kept-alive connection the server dropped
+        with it fails at once, so a connection error is tried once more on a fresh one."""
+        try:
+            return await self._plain(request)
+        except openai.APIConnectionError as exc:
+            if isinstance(exc, openai.APITimeoutError):
+                raise
+            await asyncio.sleep(0.5)
+            return await self._plain(request)
 
     async def _streamed(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
         if not self._stream_usage:
