@@ -347,7 +347,7 @@ class Workbench:
                 has=self.page.locator(".label-name", has_text=re.compile(f"^{re.escape(name)}$")),
             )
             row.first.wait_for(state="visible", timeout=180_000)  # the first search is slow
-            box.press("Enter")
+            row.first.click()  # not Enter: recently opened files come first in the list
             try:
                 poll(f"{name} in the editor", lambda: self.active_file() == name, timeout=10)
             except AssertionError:
