@@ -68,6 +68,9 @@ class TaskManager:
         self.user_cancelled = False
         self.tokens: dict[str, str | None] = {}
         self.running: tuple[str, asyncio.Task[None]] | None = None
+        # A task reported cancelled after the grace period may still be stopping on the agent
+        # loop: the next task waits for it, so two tasks never share the loop (and the model).
+        self._stopping: asyncio.Task[None] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
         self.worker = AgentThread()
 
@@ -94,7 +97,8 @@ class TaskManager:
         if proposals is None and session.settings.apply_mode is ApplyMode.REVIEW:
             proposals = self.proposals
         task_id = uuid.uuid4().hex[:8]
-        run = self._run(task_id, task, session, proposals, quiet, resume)
+        stopping = self._stopping if self._stopping and not self._stopping.done() else None
+        run = self._run(task_id, task, session, proposals, quiet, resume, stopping)
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
@@ -120,6 +124,7 @@ class TaskManager:
             task_id,
             CANCEL_GRACE,
         )
+        self._stopping = self.running[1]
         self.running = None
         outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
         self.outcomes[task_id] = outcome
@@ -133,6 +138,7 @@ class TaskManager:
         proposals: ProposalStore | None,
         quiet: bool,
         resume: bool = False,
+        stopping: asyncio.Task[None] | None = None,
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         self.tokens[task_id] = token
@@ -146,6 +152,9 @@ class TaskManager:
         )
         remote = CrossLoopChannel(channel, asyncio.get_running_loop())
         try:
+            if stopping is not None:
+                log.info("task %s waits for the cancelled task to stop", task_id)
+                await asyncio.wait([stopping])
             outcome = await self.worker.run(_run_task(session, task, remote, resume))
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
