@@ -53,7 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         help="proxy mode: `serve --wrap -- CMD...` runs your language server behind agent-lsp",
     )
 
-    run = sub.add_parser("run", help="run a task headless; exit 0 only if it was completed")
+    run = sub.add_parser(
+        "run",
+        help="run a task headless; exit 0 only if it was completed and the tests proved it "
+        "(1 not done, 3 completed unverified)",
+    )
     run.add_argument("task", nargs="?", help="what to do, in plain words")
     _project_args(run)
     run.add_argument("--max-steps", type=int, help="override maxSteps")
