@@ -106,7 +106,12 @@ async def test_a_stack_change_is_distilled_and_a_failing_distillation_changes_no
     outcome = await session.run_task(STACK_TASK, channel)
     await session.aclose()
     assert outcome.status is TaskStatus.COMPLETED
-    assert outcome.summary == "Added rich to the requirements."
+    # No test runner in the folder: completed on the model's word, and said so.
+    assert outcome.summary == (
+        "unverified: no test runner found, so nothing checked the result; the model says: "
+        "Added rich to the requirements."
+    )
+    assert outcome.verified is False
     assert len(fake_openai.requests) == 3
     warns = [e.message for e in channel.events if e.message.startswith("WARN")]
     assert warns == [
