@@ -151,27 +151,29 @@ class SearchTextTool:
         return hits, len(first_seen), total
 
 
-def _read_text_file(path: Path) -> str | None:
+def _read_small(path: Path) -> bytes | None:
+    """The bytes of a file searched (None: too large, or unreadable)."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError:
         return None
-    if is_binary(data):
+
+
+def _read_text_file(path: Path) -> str | None:
+    data = _read_small(path)
+    if data is None or is_binary(data):
         return None
     return decode_text(data)[0]
 
 
 def _binary_match(path: Path, matcher: re.Pattern[str]) -> int | None:
     """The size of a binary file the pattern occurs in (as Latin-1 text), else None."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+    data = _read_small(path)
+    if data is None or not is_binary(data):
         return None
-    return len(data) if is_binary(data) and matcher.search(data.decode("latin-1")) else None
+    return len(data) if matcher.search(data.decode("latin-1")) else None
 
 
 def _binary_size(path: Path) -> int | None:
