@@ -1,6 +1,6 @@
 """What a task cost, in one line: wall time, model calls, tool runs, tokens and, where
-`[model] price` is set, money. The CLI prints it under the outcome; the editor shows it when
-the task's progress ends."""
+`[model] price` is set, money. The CLI prints it under the outcome; the editor shows it at the
+end of the outcome message and of the task's progress."""
 
 from __future__ import annotations
 

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from tests.conftest import BUG, FIX
 from tests.fakes.openai_server import Reply, ToolCall
 
 SUMMARY = "Fixed average(): it divided by len(values) + 1."
+COMPLETED = f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"  # the fix, in the editor
+# What ends every outcome message in the editor: the task's totals (agent_lsp.summary).
+TOTALS = r" — \d[^,]*, \d+ model calls?, \d+ tool runs?, tokens: [^,]+ in, [^,]+ out.*"
+
+
+def outcome(prefix: str) -> str:
+    """The regex of an outcome message: `prefix` exactly, then the totals."""
+    return re.escape(prefix) + TOTALS
 
 
 def fix_average_script() -> list[Reply]:

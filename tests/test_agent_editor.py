@@ -3,6 +3,7 @@ with its words; a folder without a test runner says its result is unverified."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lsprotocol import types as t
@@ -11,6 +12,7 @@ from tests.conftest import BUG
 from tests.e2e.editor_client import editor_session
 from tests.e2e.test_lsp_fix import ask_agent_to_fix
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.scripts import outcome
 
 
 async def test_the_editor_shows_the_words_of_a_model_that_stopped(
@@ -22,8 +24,11 @@ async def test_the_editor_shows_the_words_of_a_model_that_stopped(
         uri = client.open(calc)
         await ask_agent_to_fix(client, uri)
         done = await client.wait_for_message("agent-lsp: failed", timeout=240)
-        assert done.message == (
-            "agent-lsp: failed: stopped: the model did not continue: I give up on this one."
+        assert re.fullmatch(
+            outcome(
+                "agent-lsp: failed: stopped: the model did not continue: I give up on this one."
+            ),
+            done.message,
         )
         assert client.buffers[uri].count(BUG) == 1 and client.edits_received == []
     assert len(fake_openai.requests) == 2  # the task, one nudge

@@ -223,6 +223,8 @@ class TaskManager:
             text += f" (proposed: {', '.join(outcome.changed_files)}; review on the marked lines)"
         elif outcome.changed_files:
             text += f" (changed: {', '.join(outcome.changed_files)})"
+        # The totals go in the message too: VS Code shows no progress end, only the message.
+        text += f" — {task_totals(outcome)}"
         if token is not None:
             self.server.work_done_progress.end(
                 token,

@@ -5,6 +5,7 @@ it) is waited for, said to be waited for, and cancellable — never a hidden tim
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from tests.conftest import BUG, FIX
 from tests.e2e.editor_client import EditorClient, editor_session
 from tests.e2e.test_lsp_tests import until
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.scripts import SUMMARY, fix_average_script, tool_messages
+from tests.scripts import COMPLETED, fix_average_script, outcome, tool_messages
 
 # The failure as the test file shows it (agent-lsp's own test diagnostic): the fix is elsewhere.
 FAILURE = t.Diagnostic(
@@ -73,7 +74,7 @@ async def test_a_fix_in_a_file_not_open_lands_in_the_editor_unsaved(
         test_uri = client.open(project / "tests" / "test_calc.py")  # calc.py is not open
         await fix(client, test_uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed")
-        assert done.message == f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"
+        assert re.fullmatch(outcome(COMPLETED), done.message)
 
         # The editor got the edit (versionless: it had not opened the file) and holds it,
         # unsaved; nothing was written behind it.
@@ -134,7 +135,7 @@ async def test_an_edit_under_review_is_waited_for_and_applied(
         uri = client.open(calc)
         await fix(client, uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed", timeout=120)
-        assert done.message == f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"
+        assert re.fullmatch(outcome(COMPLETED), done.message)
         assert client.buffers[uri] == on_disk.replace(BUG, FIX)
         reports = [
             r.message
@@ -172,7 +173,7 @@ async def test_a_task_waiting_for_the_editor_can_be_cancelled(
         )
         assert result == {"cancelled": True}
         shown = await client.wait_for_message("agent-lsp: cancelled")
-        assert shown.message == "agent-lsp: cancelled: cancelled"
+        assert re.fullmatch(outcome("agent-lsp: cancelled: cancelled"), shown.message)
         assert client.buffers[uri] == on_disk and calc.read_text() == on_disk
         never.set()
 
@@ -202,7 +203,7 @@ async def test_an_applied_edit_whose_change_comes_late_is_waited_for(
         uri = client.open(calc)
         await fix(client, uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed", timeout=120)
-        assert done.message == f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"
+        assert re.fullmatch(outcome(COMPLETED), done.message)
         await until(lambda: all(task.done() for task in pending))
         assert client.buffers[uri] == on_disk.replace(BUG, FIX)
         assert "pytest: 2 passed, 0 failed" in tool_messages(fake_openai.requests[3])[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from lsprotocol import types as t
 from tests.conftest import BUG, FIX
 from tests.e2e.editor_client import REQUEST_WAIT, EditorClient, editor_session
 from tests.fakes.openai_server import Error, FakeOpenAIServer, Hang, Reply
-from tests.scripts import SUMMARY, fix_average_script, tool_messages
+from tests.scripts import COMPLETED, fix_average_script, outcome, tool_messages
 
 DIAGNOSTIC = t.Diagnostic(
     range=t.Range(start=t.Position(line=9, character=4), end=t.Position(line=9, character=42)),
@@ -87,7 +88,8 @@ async def test_ask_agent_to_fix_end_to_end(
         assert calc.read_text() == on_disk  # unsaved in the editor, never written behind it
 
         assert done.type == t.MessageType.Info
-        assert done.message == f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"
+        assert re.fullmatch(outcome(COMPLETED), done.message)
+        assert ", 4 model calls, 3 tool runs, tokens: " in done.message  # the totals, too
         # The model saw the suite pass (on the buffer's text, while the disk still has the bug).
         assert len(fake_openai.requests) == 4
         assert "pytest: 2 passed, 0 failed" in tool_messages(fake_openai.requests[3])[2]
@@ -121,9 +123,10 @@ async def test_model_error_is_shown_and_the_server_stays_up(
         await ask_agent_to_fix(client, uri)
         shown = await client.wait_for_message("agent-lsp: error")
         assert shown.type == t.MessageType.Error
-        assert shown.message == (
+        error = (
             "agent-lsp: error: model error: the model endpoint answered HTTP 500: upstream exploded"
         )
+        assert re.fullmatch(outcome(error), shown.message)
         # Still serving: a second request works, and a new task can start.
         fake_openai.script(*fix_average_script())
         await ask_agent_to_fix(client, uri)
@@ -180,7 +183,7 @@ async def test_cancel_stops_a_running_task(
         )
         assert result == {"cancelled": True}
         shown = await client.wait_for_message("agent-lsp: cancelled")
-        assert shown.message == "agent-lsp: cancelled: cancelled"
+        assert re.fullmatch(outcome("agent-lsp: cancelled: cancelled"), shown.message)
 
 
 async def test_explain_answers_in_a_message_and_edits_nothing(
@@ -197,7 +200,7 @@ async def test_explain_answers_in_a_message_and_edits_nothing(
         )
         assert isinstance(result, dict) and "taskId" in result
         shown = await client.wait_for_message("agent-lsp: completed")
-        assert shown.message == f"agent-lsp: completed: {answer}"
+        assert re.fullmatch(outcome(f"agent-lsp: completed: {answer}"), shown.message)
         assert client.edits_received == [] and calc.read_text() == before
         request = fake_openai.requests[0]
         tools = {tool["function"]["name"] for tool in request["tools"]}

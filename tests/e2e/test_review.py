@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lsprotocol import types as t
@@ -11,7 +12,7 @@ from tests.e2e.editor_client import EditorClient, editor_session
 from tests.e2e.test_lsp_fix import ask_agent_to_fix
 from tests.e2e.test_lsp_tests import until
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.scripts import fix_average_script, tool_messages
+from tests.scripts import fix_average_script, outcome, tool_messages
 
 REVIEW = {"applyMode": "review"}
 
@@ -55,7 +56,9 @@ async def test_proposal_applied_after_review(
         uri = client.open(calc)
         await ask_agent_to_fix(client, uri)
         done = await client.wait_for_message("agent-lsp: completed")
-        assert done.message.endswith("(proposed: calc.py; review on the marked lines)")
+        assert re.search(
+            outcome("(proposed: calc.py; review on the marked lines)") + r"\Z", done.message
+        )
         assert client.edits_received == [] and client.buffers[uri] == before  # nothing applied
         # ...but the agent tested its proposal: the suite passed on the proposed text.
         assert "pytest: 2 passed" in tool_messages(fake_openai.requests[3])[2]

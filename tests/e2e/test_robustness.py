@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from lsprotocol import types as t
 from tests.e2e.editor_client import MESSAGE_WAIT, REQUEST_WAIT, editor_session
 from tests.e2e.test_lsp_fix import DIAGNOSTIC, ask_agent_to_fix
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
-from tests.scripts import fix_average_script
+from tests.scripts import fix_average_script, outcome
 
 
 class RawClient:
@@ -273,7 +274,8 @@ async def test_tasks_started_and_cancelled_in_quick_succession(
             assert cancelled == {"cancelled": True}
 
             def outcomes() -> int:
-                return sum(m.message == "agent-lsp: cancelled: cancelled" for m in client.messages)
+                cancelled = outcome("agent-lsp: cancelled: cancelled")
+                return sum(bool(re.fullmatch(cancelled, m.message)) for m in client.messages)
 
             deadline = time.monotonic() + REQUEST_WAIT  # a hang guard
             while outcomes() < round_:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ import pytest
 from tests.conftest import BUG, FIX, which_or_skip
 from tests.editors.sandbox import ROOT, editor_env
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
-from tests.scripts import SUMMARY, fix_average_script, tool_messages
+from tests.scripts import SUMMARY, fix_average_script, outcome, tool_messages
 
 pytestmark = [pytest.mark.editor, pytest.mark.timeout(300)]
 
@@ -127,14 +128,14 @@ def run_emacs(
 
 
 def assert_fixed_in_buffer_not_on_disk(seen: dict[str, Any], before: str, bug: str) -> None:
-    assert seen["outcome"] == COMPLETED
+    assert re.fullmatch(outcome(COMPLETED), seen["outcome"])
     assert seen["buffer"] == before.replace(bug, FIX)
     assert seen["modified"] is True
     assert seen["disk"] == before  # the agent's edit is in the buffer, unsaved
     # `agent-lsp-show-log' shows the agent's transcript, ending with the outcome.
     transcript = seen["transcript"]
     assert "agent-lsp: " in transcript.splitlines()[0]
-    assert transcript.rstrip().endswith(COMPLETED)
+    assert re.search(outcome(COMPLETED) + r"\Z", transcript.rstrip())
 
 
 def assert_model_saw_tests_pass(fake_openai: FakeOpenAIServer) -> None:
@@ -226,7 +227,7 @@ def test_eglot_proxy_cancel(
 
     assert seen["answer"].keys() == {"taskId"}
     assert seen["cancel_answer"] == {"cancelled": True}
-    assert seen["outcome"] == "agent-lsp: cancelled: cancelled"
+    assert re.fullmatch(outcome("agent-lsp: cancelled: cancelled"), seen["outcome"])
     assert seen["buffer"] == before and seen["modified"] is False
     assert seen["transcript"].rstrip().endswith(seen["outcome"])
 
@@ -293,7 +294,7 @@ def assert_test_failure(seen: dict[str, Any]) -> None:
 def assert_fixed_in_the_closed_source(seen: dict[str, Any], before: str) -> None:
     """The fix is in calc.py, which was not visited: it is in a buffer now, unsaved."""
     assert seen["answer"].keys() == {"taskId"}
-    assert seen["outcome"] == COMPLETED
+    assert re.fullmatch(outcome(COMPLETED), seen["outcome"])
     assert seen["calc_visited"] is True
     assert seen["buffer"] == before.replace(BUG, FIX)
     assert seen["modified"] is True

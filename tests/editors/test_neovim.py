@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import BUG, FIX, which_or_skip
 from tests.editors.sandbox import ROOT, editor_env
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.scripts import SUMMARY, fix_average_script, tool_messages
+from tests.scripts import SUMMARY, fix_average_script, outcome, tool_messages
 
 pytestmark = [pytest.mark.editor, pytest.mark.timeout(300)]
 
@@ -209,7 +209,8 @@ def assert_progress_and_outcome(seen: dict[str, Any]) -> None:
     assert seen["outcome"] == one_line(COMPLETED)
     outcomes = [n for n in seen["notifications"] if "agent-lsp: completed" in n["message"]]
     assert outcomes == [{"message": one_line(COMPLETED), "level": INFO}]
-    assert seen["floats"] == [COMPLETED + "\n"]
+    assert len(seen["floats"]) == 1
+    assert re.fullmatch(outcome(COMPLETED) + "\n", seen["floats"][0])
     assert any(n["message"].startswith("agent-lsp: task ") for n in seen["notifications"])
 
 
@@ -436,7 +437,7 @@ def test_native_config_alone(
     methods = [(r["method"], r["params"].get("command")) for r in seen["requests"]]
     assert ("workspace/executeCommand", "agentLsp.fix") in methods
     # Neovim's own window/showMessage handler: vim.notify with its "LSP[name] " prefix.
-    assert seen["outcome"] == f"LSP[agent_lsp] {COMPLETED}"
+    assert re.fullmatch(re.escape("LSP[agent_lsp] ") + outcome(COMPLETED), seen["outcome"])
     assert seen["buffer"] == before.replace(BUG, FIX)
     assert seen["modified_before_write"] is True
     assert seen["disk_before_write"] == before
@@ -494,7 +495,8 @@ def test_completion_message_fits_the_screen(
         subprocess.run([*base, "kill-server"], timeout=60, check=False)
     assert seen["ok"] is True, seen
     assert seen["outcome"] == short
-    assert seen["floats"] == [COMPLETED + "\n"]
+    assert len(seen["floats"]) == 1
+    assert re.fullmatch(outcome(COMPLETED) + "\n", seen["floats"][0])
     lines = shown.splitlines()
     assert short in lines[-1], shown  # the message line, alone
     assert "Press ENTER" not in shown, shown

@@ -32,7 +32,7 @@ from tests.editors.codeserver import (
 )
 from tests.editors.test_vscode import build_extension
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
-from tests.scripts import SUMMARY, fix_average_script
+from tests.scripts import SUMMARY, fix_average_script, outcome
 
 pytestmark = [pytest.mark.editor, pytest.mark.timeout(1200)]
 
@@ -196,7 +196,7 @@ def test_palette_quick_fix_leaves_the_fix_unsaved_in_the_buffer(
     assert any(re.match(r"^Ask agent to fix: .*assert", f) for f in fixes), fixes
     bench.choose_quick_fix(r"^Ask agent to fix: ")
 
-    bench.wait_notification(re.escape(COMPLETED), timeout=300)
+    bench.wait_notification(outcome(COMPLETED), timeout=300)
     bench.screenshot("completed")
     # The edit went in directly: no Refactor Preview to tick and apply.
     assert "Refactor Preview" not in bench.body_text()
@@ -282,7 +282,7 @@ def test_review_mode_apply_and_reject_with_the_server_found_off_path(
         bench.open_file("test_calc.py")
         bench.quick_fixes_at_next_problem(r"^Ask agent to fix: ")
         bench.choose_quick_fix(r"^Ask agent to fix: ")
-        bench.wait_notification(re.escape(proposed), timeout=300)
+        bench.wait_notification(outcome(proposed), timeout=300)
         bench.open_file("calc.py")
         fixes = bench.quick_fixes_at_next_problem(r"^Apply agent change$")
         bench.screenshot(name)
