@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters.jsreport import build_js_report
+from adapters.jsscript import script_run
 from adapters.node import NodeProject, node_env, node_project
 from adapters.results import TestReport, environment_report
 from adapters.shell import Shell, scratch_dir
@@ -38,6 +39,7 @@ async def run_js_tests(
     try:
         argv, report_file = build(project, tmpdir)
         env = node_env()
+        env.update(script_run(project.test_script, runner).env)
         if options := project.node_options():
             env["NODE_OPTIONS"] = options
         result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)

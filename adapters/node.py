@@ -167,10 +167,11 @@ def node_project(folder: Path) -> NodeProject | None:
 
 
 def node_env() -> dict[str, str]:
-    """The environment for JS test runners: non-interactive, no colours, caches kept out of
-    node_modules where tools allow it."""
+    """The environment for JS test runners: the user's own, caches kept out of node_modules
+    where tools allow it, and no variables of a test run agent-lsp itself may be part of.
+    Colour and CI variables are left as they are: tests of a project may depend on them, and
+    the runners' flags (``--ci``, ``--run``) already make the run non-interactive."""
     env = dict(os.environ)
-    env.update(CI="true", NO_COLOR="1", FORCE_COLOR="0")
     env.setdefault("CACHE_DIR", str(Path(tempfile.gettempdir()) / "agent-lsp-node-cache"))
     for key in ("NODE_OPTIONS", "JEST_WORKER_ID", "VITEST", "VITEST_MODE"):
         env.pop(key, None)
