@@ -21,6 +21,8 @@ _ERROR_LINE = re.compile(r"^\s*(?:[A-Z]\w*Error|Error|Parse failure|Cannot find 
 _SKIPPED = frozenset({"pending", "skipped", "todo", "disabled", "focused"})
 _NO_TESTS = re.compile(r"No test suite found in file|Your test suite must contain at least one")
 _ASSERTION = re.compile(r"^\s*(?:\w*AssertionError\b|Error: expect\(|expect\()", re.MULTILINE)
+_ESBUILD = re.compile(r"^(?P<where>\S+:\d+:\d+): ERROR: (?P<text>.+)$", re.MULTILINE)
+_VALIDATION = re.compile(r"Validation Error:\s*\n\s*\n?\s*(?P<text>\S.*)")
 _MISSING = re.compile(r"Cannot find (?:package|module) '(?P<name>[^']+)'")
 
 
@@ -73,6 +75,9 @@ def _suite_message(text: str, run_root: Path) -> str:
     plain = _plain(text)
     if _NO_TESTS.search(plain):
         return "no tests found in this file (the runner counts it as a failed file)"
+    esbuild = [f"{m['where']}: ERROR: {m['text']}" for m in _ESBUILD.finditer(plain)]
+    if esbuild:  # vitest's transform error: esbuild's own lines carry the message
+        return _message("Transform failed: " + "; ".join(esbuild), run_root)
     for line in plain.splitlines():
         if _ERROR_LINE.match(line):
             return _message(line, run_root)
@@ -177,7 +182,9 @@ def _console_failure(
     if result.timed_out:
         message = f"{runner} timed out after {timeout:g}s"
     else:
-        errors = [ln.strip() for ln in output.splitlines() if _ERROR_LINE.match(ln)]
+        validation = _VALIDATION.search(output)  # jest's config check: the line after it
+        errors = [validation["text"]] if validation else []
+        errors += [ln.strip() for ln in output.splitlines() if _ERROR_LINE.match(ln)]
         rows = [ln.strip() for ln in output.splitlines() if ln.strip()]
         fallback = rows[-1] if rows else f"{runner} exited with code {result.exit_code}"
         message = _message(errors[0], run_root) if errors else fallback

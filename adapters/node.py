@@ -31,6 +31,10 @@ _LOCKFILES = (
     ("npm-shrinkwrap.json", "npm", "npm ci"),
 )
 _RUNNERS = ("vitest", "jest")
+_MISSING_PACKAGE = re.compile(
+    r"Preset (\S+) not found|Test environment (\S+) cannot be found"
+    r"|Module (\S+) in the transform option was not found"
+)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -114,6 +118,21 @@ class NodeProject:
         """NODE_OPTIONS the project's test script relies on (ESM support in jest)."""
         flags = re.findall(r"--experimental-vm-modules|--no-warnings", self.test_script)
         return " ".join(dict.fromkeys(flags))
+
+    def output_hint(self, output: str) -> str | None:
+        """A next step for a run that failed on a package the project's config names but
+        node_modules lacks (a jest preset, test environment or transformer)."""
+        match = _MISSING_PACKAGE.search(output)
+        if match is None:
+            return None
+        name = next(n for n in match.groups() if n)
+        where = self.lockfile.parent if self.lockfile else self.folder
+        if name in self.dependencies():
+            return f"{name} is declared but not installed: run `{self.install_command}` in {where}"
+        return (
+            f"{name} is not installed: add it (`{self._add(name)}`) or run "
+            f"`{self.install_command}` in {where} if another package should bring it"
+        )
 
     def _add(self, name: str) -> str:
         verb = {"npm": "npm install --save-dev", "yarn": "yarn add --dev"}
