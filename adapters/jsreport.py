@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, cast
@@ -19,7 +20,30 @@ _STACK_LINE = re.compile(r"^\s+at ")
 _ERROR_LINE = re.compile(r"^\s*(?:[A-Z]\w*Error|Error|Parse failure|Cannot find module)\b.*")
 _SKIPPED = frozenset({"pending", "skipped", "todo", "disabled", "focused"})
 _NO_TESTS = re.compile(r"No test suite found in file|Your test suite must contain at least one")
+_ASSERTION = re.compile(r"^\s*(?:\w*AssertionError\b|Error: expect\(|expect\()", re.MULTILINE)
+_ESBUILD = re.compile(r"^(?P<where>\S+:\d+:\d+): ERROR: (?P<text>.+)$", re.MULTILINE)
+_VALIDATION = re.compile(r"Validation Error:\s*\n\s*\n?\s*(?P<text>\S.*)")
 _MISSING = re.compile(r"Cannot find (?:package|module) '(?P<name>[^']+)'")
+
+
+def _read_report(path: Path) -> dict[str, Any] | None:
+    """The runner's report: one JSON document, or JSON lines of files (agent-lsp's jest
+    reporter, which writes each file as it finishes)."""
+    if path.suffix != ".jsonl":
+        return read_json(path)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    files: list[object] = []
+    for line in lines:
+        try:
+            record: object = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a killed run
+        if isinstance(record, dict) and "name" in record:
+            files.append(cast("object", record))
+    return {"testResults": files}
 
 
 def _list(value: object) -> list[dict[str, Any]]:
@@ -51,6 +75,9 @@ def _suite_message(text: str, run_root: Path) -> str:
     plain = _plain(text)
     if _NO_TESTS.search(plain):
         return "no tests found in this file (the runner counts it as a failed file)"
+    esbuild = [f"{m['where']}: ERROR: {m['text']}" for m in _ESBUILD.finditer(plain)]
+    if esbuild:  # vitest's transform error: esbuild's own lines carry the message
+        return _message("Transform failed: " + "; ".join(esbuild), run_root)
     for line in plain.splitlines():
         if _ERROR_LINE.match(line):
             return _message(line, run_root)
@@ -90,7 +117,7 @@ def _file_failures(
             text = "\n".join(
                 str(m) for m in cast("list[object]", case.get("failureMessages") or [])
             )
-            where = js_location(_plain(text), run_root)
+            where = _failure_location(_plain(text), rel, run_root)
             file, line = where if where else (rel, _case_line(case))
             failures.append(
                 TestFailure(
@@ -111,6 +138,24 @@ def _file_failures(
             TestFailure(rel, file, line, message, cap_text(_plain(suite_text), _FAILURE_LIMIT))
         )
     return failures
+
+
+def _stack(text: str) -> str:
+    """The stack frames of an error message: never the message, whose expected and received
+    values may quote paths of their own."""
+    return "\n".join(line for line in text.splitlines() if _STACK_LINE.match(line))
+
+
+def _failure_location(text: str, rel: str, run_root: Path) -> tuple[str, int] | None:
+    """Where a failed test failed: for an assertion, the test file's own frame (an assertion
+    helper shared by tests is not the place); for a thrown error, where it was thrown."""
+    stack = _stack(text)
+    if _ASSERTION.search(text):
+        for frame in stack.splitlines():
+            where = js_location(frame, run_root)
+            if where is not None and where[0] == rel:
+                return where
+    return js_location(stack, run_root)
 
 
 def _import_line(text: str, rel: str, run_root: Path) -> tuple[str, int] | None:
@@ -137,7 +182,9 @@ def _console_failure(
     if result.timed_out:
         message = f"{runner} timed out after {timeout:g}s"
     else:
-        errors = [ln.strip() for ln in output.splitlines() if _ERROR_LINE.match(ln)]
+        validation = _VALIDATION.search(output)  # jest's config check: the line after it
+        errors = [validation["text"]] if validation else []
+        errors += [ln.strip() for ln in output.splitlines() if _ERROR_LINE.match(ln)]
         rows = [ln.strip() for ln in output.splitlines() if ln.strip()]
         fallback = rows[-1] if rows else f"{runner} exited with code {result.exit_code}"
         message = _message(errors[0], run_root) if errors else fallback
@@ -151,7 +198,7 @@ def build_js_report(
     """Counts and located failures from the runner's JSON file (console fallback)."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     failures: list[TestFailure] = []
-    data = read_json(report_file)
+    data = _read_report(report_file)
     if data is not None:
         for suite in _list(data.get("testResults")):
             failures += _file_failures(suite, run_root, counts)

@@ -4,11 +4,14 @@ command a runner builds in a scratch folder, and read the JSON report it wrote t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from adapters.jsreport import build_js_report
+from adapters.jsscript import script_run
 from adapters.node import NodeProject, node_env, node_project
 from adapters.results import TestReport, environment_report
 from adapters.shell import Shell, scratch_dir
@@ -38,11 +41,19 @@ async def run_js_tests(
     try:
         argv, report_file = build(project, tmpdir)
         env = node_env()
+        env.update(script_run(project.test_script, runner).env)
         if options := project.node_options():
             env["NODE_OPTIONS"] = options
         result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)
-        return await asyncio.to_thread(
+        report = await asyncio.to_thread(
             build_js_report, runner, result, report_file, run_root, timeout
         )
+        failed_to_run = report.errors > 0 and not report.hint
+        hint = project.output_hint(_plain(result.output)) if failed_to_run else None
+        return dataclasses.replace(report, hint=hint) if hint else report
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)

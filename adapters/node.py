@@ -31,6 +31,10 @@ _LOCKFILES = (
     ("npm-shrinkwrap.json", "npm", "npm ci"),
 )
 _RUNNERS = ("vitest", "jest")
+_MISSING_PACKAGE = re.compile(
+    r"Preset (\S+) not found|Test environment (\S+) cannot be found"
+    r"|Module (\S+) in the transform option was not found"
+)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -115,6 +119,21 @@ class NodeProject:
         flags = re.findall(r"--experimental-vm-modules|--no-warnings", self.test_script)
         return " ".join(dict.fromkeys(flags))
 
+    def output_hint(self, output: str) -> str | None:
+        """A next step for a run that failed on a package the project's config names but
+        node_modules lacks (a jest preset, test environment or transformer)."""
+        match = _MISSING_PACKAGE.search(output)
+        if match is None:
+            return None
+        name = next(n for n in match.groups() if n)
+        where = self.lockfile.parent if self.lockfile else self.folder
+        if name in self.dependencies():
+            return f"{name} is declared but not installed: run `{self.install_command}` in {where}"
+        return (
+            f"{name} is not installed: add it (`{self._add(name)}`) or run "
+            f"`{self.install_command}` in {where} if another package should bring it"
+        )
+
     def _add(self, name: str) -> str:
         verb = {"npm": "npm install --save-dev", "yarn": "yarn add --dev"}
         return f"{verb.get(self.manager, self.manager + ' add -D')} {name}"
@@ -167,10 +186,11 @@ def node_project(folder: Path) -> NodeProject | None:
 
 
 def node_env() -> dict[str, str]:
-    """The environment for JS test runners: non-interactive, no colours, caches kept out of
-    node_modules where tools allow it."""
+    """The environment for JS test runners: the user's own, caches kept out of node_modules
+    where tools allow it, and no variables of a test run agent-lsp itself may be part of.
+    Colour and CI variables are left as they are: tests of a project may depend on them, and
+    the runners' flags (``--ci``, ``--run``) already make the run non-interactive."""
     env = dict(os.environ)
-    env.update(CI="true", NO_COLOR="1", FORCE_COLOR="0")
     env.setdefault("CACHE_DIR", str(Path(tempfile.gettempdir()) / "agent-lsp-node-cache"))
     for key in ("NODE_OPTIONS", "JEST_WORKER_ID", "VITEST", "VITEST_MODE"):
         env.pop(key, None)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapters.jsrun import run_js_tests
+from adapters.jsscript import script_run
 from adapters.node import NodeProject, name_pattern, node_project, split_targets
 from adapters.results import TestReport
 from adapters.shell import Shell
@@ -16,8 +17,10 @@ __all__ = ["VitestRunner"]
 class VitestRunner:
     """Toolchain adapter for vitest, run from node_modules/.bin without watch mode.
 
-    A run where vitest finds no tests is reported as such (no ``--passWithNoTests``); a test
-    file without tests is an error of that file, as vitest itself fails the run for it."""
+    The options of the project's ``scripts.test`` are kept (``--typecheck``, ``--config``,
+    ``--project``, ``--passWithNoTests``...), so the totals are the project's own; without
+    ``--passWithNoTests`` a test file without tests is an error of that file, as vitest itself
+    fails the run for it."""
 
     name: str = "vitest"
 
@@ -34,15 +37,17 @@ class VitestRunner:
         shell: Shell,
         timeout: float,  # noqa: ASYNC109
     ) -> TestReport:
-        """Run ``vitest --run`` in ``run_root``; targets are files or ``file::test name``."""
+        """Run ``vitest run`` in ``run_root``; targets are files or ``file::test name``."""
 
         def build(project: NodeProject, tmpdir: Path) -> tuple[Sequence[str], Path]:
             binary = project.find_bin("vitest", run_root) or project.find_bin("vitest")
             report_file = tmpdir / "vitest.json"
             files, names = split_targets(targets)
+            options = script_run(project.test_script, "vitest").args
             argv = [
                 str(binary),
-                "--run",
+                "run",
+                *(_without_filters(options) if files else options),
                 "--reporter=default",
                 "--reporter=json",
                 f"--outputFile.json={report_file}",
@@ -56,3 +61,14 @@ class VitestRunner:
         return await run_js_tests(
             self.name, project_root, run_root, build, shell=shell, timeout=timeout
         )
+
+
+def _without_filters(args: Sequence[str]) -> list[str]:
+    """The script's options without its file filters (targets replace them): a word that
+    follows an option without ``=`` is taken as that option's value."""
+    kept: list[str] = []
+    for word in args:
+        previous = kept[-1] if kept else ""
+        if word.startswith("-") or (previous.startswith("-") and "=" not in previous):
+            kept.append(word)
+    return kept

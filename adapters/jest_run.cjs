@@ -1,0 +1,67 @@
+'use strict';
+// Runs jest through runCLI: process.argv is reset to a bare `jest` first (when jest runs tests
+// in this process, tests reading process.argv would see our flags), the project's own
+// `scripts.test` options are parsed by jest's own CLI parser, and agent-lsp's reporter writes
+// the results. Usage: node jest_run.cjs spec.json
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+process.argv = [process.argv[0], spec.bin];
+
+function load(name, paths) {
+  return require(require.resolve(name, { paths }));
+}
+
+function fail(message) {
+  console.error('agent-lsp: ' + message);
+  process.exit(3);
+}
+
+// The worker count jest picks is one less than the CPUs (one at the least): on 2 CPUs that
+// runs every file in this process. agent-lsp waits for the run, so it uses them all (2 at
+// the least), unless the project chose (config, script) or jest runs a single file anyway.
+async function chooseWorkers(argv, jestDir) {
+  if (argv.runInBand || argv.maxWorkers != null || argv.detectOpenHandles || spec.oneFile) return;
+  try {
+    const config = load('jest-config', [jestDir, path.join(jestDir, 'node_modules', 'jest-cli')]);
+    const initial = await config.readInitialOptions(argv.config, { cwd: spec.cwd });
+    if (initial.config.maxWorkers != null) return;
+  } catch {
+    return; // jest reports a broken config itself
+  }
+  const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  if (cpus >= 2) argv.maxWorkers = Math.max(cpus - 1, 2);
+}
+
+async function main() {
+  let jestPath;
+  try {
+    jestPath = require.resolve('jest', { paths: spec.paths });
+  } catch (err) {
+    fail('cannot load jest from ' + spec.paths.join(', ') + ': ' + err.message);
+  }
+  const jest = require(jestPath);
+  const jestDir = path.dirname(path.dirname(jestPath));
+  const runCLI = jest.runCLI || (jest.default && jest.default.runCLI);
+  if (typeof runCLI !== 'function') fail('this jest has no runCLI');
+  let argv = { _: [], $0: 'jest' };
+  if (spec.args.length > 0) {
+    const cli = load('jest-cli', [jestDir, path.dirname(jestPath)]);
+    argv = await cli.buildArgv(spec.args);
+  }
+  if (spec.files.length > 0 || spec.argv.runTestsByPath) argv._ = spec.files;
+  Object.assign(argv, spec.argv);
+  argv.reporters = ['default', [spec.reporter, { outputFile: spec.outputFile }]];
+  await chooseWorkers(argv, jestDir);
+  const { results } = await runCLI(argv, [spec.cwd]);
+  process.exitCode = results && results.success ? 0 : 1;
+  // Like --forceExit, but only after a grace period: open handles must not hang the agent.
+  setTimeout(() => process.exit(process.exitCode), 1500).unref();
+}
+
+main().catch((err) => {
+  console.error((err && err.stack) || String(err));
+  process.exit(2);
+});
