@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from adapters import PosixShell, TestReport, UnittestRunner
+from adapters import DjangoRunner, PosixShell, TestReport, UnittestRunner
 from tests.adapters.conftest import copy_fixture
+from tests.adapters.test_python_runners import FAKE_MANAGE
 
 INLINE = "tests/unit/test_inline.py"
 EMPHASIS_DIFF = (
@@ -110,3 +112,16 @@ async def test_subtests_count_once_each_like_unittest(project: Path) -> None:
     assert (report.passed, report.failed) == (0, 2)
     lines = {f.line for f in report.failures}
     assert lines == {10}
+
+
+async def test_django_text_report_gives_the_same_message_and_line(project: Path) -> None:
+    (project / "manage.py").write_text(textwrap.dedent(FAKE_MANAGE))
+    report = await DjangoRunner(sys.executable).run(
+        project, project, [INLINE, "tests/unit/test_block.py"], shell=PosixShell(), timeout=120
+    )
+    assert (report.passed, report.failed, report.errors) == (3, 2, 0)
+    by_id = {f.test_id: f for f in report.failures}
+    emphasis = by_id["tests/unit/test_inline.py::TestInline::test_emphasis"]
+    assert (emphasis.file, emphasis.line, emphasis.message) == (INLINE, 9, EMPHASIS_DIFF)
+    block = by_id["tests/unit/test_block.py::TestBlock::test_strong_lines"]
+    assert (block.file, block.line) == ("tests/unit/test_block.py", 9)
