@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from adapters.locate import innermost
+from adapters.locate import frame_in, innermost
 from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell
@@ -59,12 +59,35 @@ def parse_unittest_text(output: str, run_root: Path) -> tuple[dict[str, int], li
         body = body.removeprefix(_DASHES).strip("\n")
         test_id, test_file = test_id_from_dotted(_dotted(header["name"], header["where"]), run_root)
         test_id += header["extra"].rstrip()
-        where = innermost(body, run_root)
+        where = None
+        if header["kind"] == "FAIL" and test_file is not None:
+            where = frame_in(body, test_file, run_root)  # the test's line, not a helper's
+        where = where or innermost(body, run_root)
         file, line = where if where else (test_file, None)
-        rows = [row.strip() for row in body.splitlines() if row.strip()]
-        message = rows[-1] if rows else header["kind"].lower()
+        message = _exception_text(body) or header["kind"].lower()
         failures.append(TestFailure(test_id, file, line, message, cap_text(body, _FAILURE_LIMIT)))
     return counts, failures
+
+
+_MESSAGE_LINES = 40
+_MESSAGE_CHARS = 3000
+
+
+def _exception_text(body: str) -> str:
+    """The exception after the traceback's last frame (``AssertionError: 4 != 5`` and the
+    diff below it), bounded; not just its last line (a diff marker)."""
+    lines = body.rstrip().splitlines()
+    frames = [i for i, row in enumerate(lines) if row.startswith('  File "')]
+    start = frames[-1] + 1 if frames else 0
+    while start < len(lines) and lines[start].startswith("    "):
+        start += 1  # the frame's source line and its ^^^ markers
+    rows = [row.rstrip() for row in lines[start:]]
+    while rows and not rows[0].strip():
+        rows.pop(0)
+    if len(rows) > _MESSAGE_LINES:
+        rows = [*rows[:_MESSAGE_LINES], f"[... {len(rows) - _MESSAGE_LINES} more lines]"]
+    text = "\n".join(rows).strip()
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + " [...]"
 
 
 class DjangoRunner:

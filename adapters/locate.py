@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["innermost", "js_location", "project_path", "relative_to"]
+__all__ = ["frame_in", "innermost", "is_assertion", "js_location", "project_path", "relative_to"]
 
 _FOREIGN_DIRS = frozenset(
     {".venv", "venv", ".tox", "site-packages", "dist-packages", "node_modules", ".pnpm"}
@@ -59,6 +59,24 @@ def innermost(text: str, run_root: Path) -> tuple[str, int] | None:
         if rel is not None:
             found = (rel, int(match["l1"] or match["l2"]))
     return found
+
+
+def frame_in(text: str, test_file: str, run_root: Path) -> tuple[str, int] | None:
+    """The outermost ``path:line`` of a traceback inside ``test_file``: the test's own frame
+    (pytest and unittest tracebacks start at the test function), not a shared helper's."""
+    for match in _PY_LOCATION.finditer(text):
+        if project_path(match["p1"] or match["p2"], run_root) == test_file:
+            return test_file, int(match["l1"] or match["l2"])
+    return None
+
+
+_ASSERTIONS = frozenset({"AssertionError", "Failed", "AssertionFailedError"})
+
+
+def is_assertion(exception: str) -> bool:
+    """True for an assertion failure (``AssertionError``, ``pytest.fail``'s ``Failed``, their
+    qualified names), which is located at the test's frame rather than where it was raised."""
+    return exception.rpartition(".")[2] in _ASSERTIONS
 
 
 def js_location(text: str, run_root: Path) -> tuple[str, int] | None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
 
-from adapters.locate import innermost
+from adapters.locate import frame_in, innermost, is_assertion
 from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell, scratch_dir
@@ -22,6 +22,10 @@ __all__ = ["PytestRunner"]
 _FAILURE_LIMIT = 4000
 _COLLECTING = re.compile(r"ERROR collecting (\S+)")
 _SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
+# pytest's own subtests (9+) and pytest-subtests: ``SUBFAILED(n=3) tests/test_x.py::T::test_y``
+_SUBFAILED = re.compile(r"^SUBFAIL(?:ED)?(?P<desc>.*?) (?P<node>\S+\.py::\S+)(?: - .*)?$", re.M)
+_AGGREGATE = re.compile(r"^contains \d+ failed subtests?$")
+_RAISED = re.compile(r"^\S[^\n]*?:\d+: (?P<name>[A-Za-z_][\w.]*)\s*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
 
 
@@ -121,13 +125,15 @@ def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: f
     failures: list[TestFailure] = []
     cases = _junit_cases(junit)
     if cases is not None:
+        subtests = _subtest_labels(result.output)
         for case in cases:
-            failure, error = case.find("failure"), case.find("error")
-            problem = failure if failure is not None else error
-            if problem is not None:
-                counts["failed" if failure is not None else "errors"] += 1
-                failures.append(_case_failure(case, problem, run_root))
-            elif case.find("skipped") is not None:
+            problems = _problems(case)
+            for kind, problem in problems:
+                counts[kind] += 1
+                failures.append(_case_failure(case, problem, run_root, subtests))
+            if problems:
+                continue
+            if case.find("skipped") is not None:
                 counts["skipped"] += 1
             else:
                 counts["passed"] += 1
@@ -137,6 +143,26 @@ def _build_report(result: CommandResult, junit: Path, run_root: Path, timeout: f
         counts["errors"] = 1
         failures.append(_console_failure(result, run_root, timeout))
     return command_report("pytest", result, counts, failures)
+
+
+def _problems(case: ET.Element) -> list[tuple[str, ET.Element]]:
+    """The case's failures and errors: one per failing subtest, without pytest's summary
+    failure ``contains 2 failed subtests`` of their parent test."""
+    found = [
+        ("failed" if elem.tag == "failure" else "errors", elem)
+        for elem in case
+        if elem.tag in ("failure", "error")
+    ]
+    own = [(kind, e) for kind, e in found if not _AGGREGATE.match(e.get("message", ""))]
+    return own if own else found
+
+
+def _subtest_labels(output: str) -> dict[str, list[str]]:
+    """Node id -> the labels of its failed subtests, in order (``(n=3)``)."""
+    labels: dict[str, list[str]] = {}
+    for match in _SUBFAILED.finditer(output):
+        labels.setdefault(match["node"], []).append(match["desc"].strip())
+    return labels
 
 
 def _junit_cases(junit: Path) -> list[ET.Element] | None:
@@ -160,12 +186,21 @@ def _console_counts(output: str) -> dict[str, int]:
     return counts
 
 
-def _case_failure(case: ET.Element, elem: ET.Element, run_root: Path) -> TestFailure:
+def _case_failure(
+    case: ET.Element, elem: ET.Element, run_root: Path, subtests: dict[str, list[str]]
+) -> TestFailure:
     name = case.get("name", "")
     test_file, test_id = _test_location(case.get("classname", ""), name, run_root)
     test_file = case.get("file") or test_file
+    labels = subtests.get(test_id)
+    if labels and not _AGGREGATE.match(elem.get("message", "")):
+        test_id = f"{test_id} {labels.pop(0)}"
     text = elem.text or ""
-    location = innermost(text, run_root)
+    raised = _RAISED.findall(text)
+    location = None
+    if test_file is not None and raised and is_assertion(raised[-1]):
+        location = frame_in(text, test_file, run_root)  # the test's line, not a helper's
+    location = location or innermost(text, run_root)
     if location is not None:
         file, line = location
     else:

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from adapters import unittest_main
-from adapters.locate import innermost, project_path
+from adapters.locate import frame_in, innermost, project_path
 from adapters.pyenv import child_env, python_env, python_hint
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell, scratch_dir
+from adapters.unittest_config import discovery_root
 
 __all__ = ["UnittestRunner", "dotted_targets", "test_id_from_dotted"]
 
@@ -120,7 +121,9 @@ class UnittestRunner:
         tmpdir = scratch_dir(shell, "agent-lsp-unittest-")
         out = tmpdir / "results.json"
         script = unittest_main.__file__
-        argv = (env_info.python, script, str(out), *dotted_targets(targets))
+        declared = discovery_root(run_root) or discovery_root(project_root)
+        options = declared.argv() if declared is not None else []
+        argv = (env_info.python, script, str(out), *options, *_path_targets(targets))
         try:
             result = await shell.run(argv, cwd=run_root, timeout=timeout, env=child_env(run_root))
             report = await asyncio.to_thread(_build_report, result, out, run_root, timeout)
@@ -130,6 +133,15 @@ class UnittestRunner:
             return report
         hint = python_hint(result, env_info.python, "unittest") or env_info.hint()
         return dataclasses.replace(report, hint=hint) if hint else report
+
+
+def _path_targets(targets: Sequence[str]) -> list[str]:
+    """Folders and files stay paths (``unittest_main`` discovers under them), ``file::Class``
+    too; anything else becomes a dotted name."""
+    return [
+        t.replace(os.sep, "/") if "/" in t or os.sep in t or ".py" in t else dotted_targets([t])[0]
+        for t in targets
+    ]
 
 
 def _records(out: Path) -> list[dict[str, Any]] | None:
@@ -144,12 +156,31 @@ def _records(out: Path) -> list[dict[str, Any]] | None:
     return [cast("dict[str, Any]", t) for t in items if isinstance(t, dict)]
 
 
+def _test_id(record: dict[str, Any], run_root: Path) -> tuple[str, str | None]:
+    """``file::Class::method`` (plus a subtest's ``(n=2)``) from the module's file, else from
+    the dotted id."""
+    dotted = str(record.get("id", ""))
+    module_file = record.get("module_file")
+    rel = project_path(str(module_file), run_root) if module_file else None
+    name = str(record.get("name") or "")
+    if rel is None or not name:
+        return test_id_from_dotted(dotted, run_root)
+    extra = dotted.partition(" ")[2]
+    test_id = "::".join([rel, *name.split(".")])
+    return test_id + (" " + extra if extra else ""), rel
+
+
 def _failure(record: dict[str, Any], run_root: Path) -> TestFailure:
     text = str(record.get("traceback") or "")
-    test_id, test_file = test_id_from_dotted(str(record.get("id", "")), run_root)
-    where = innermost(text, run_root)
+    test_id, test_file = _test_id(record, run_root)
+    own = project_path(str(record.get("file") or ""), run_root) if record.get("file") else None
+    test_line = record.get("test_line")
+    where = None
+    if record.get("assertion") and own is not None:
+        # an assertion fails the test where the test asserts, not inside a shared helper
+        where = (own, test_line) if isinstance(test_line, int) else frame_in(text, own, run_root)
+    where = where or innermost(text, run_root)
     if where is None:
-        own = project_path(str(record.get("file") or ""), run_root) if record.get("file") else None
         line = record.get("line")
         where = (own, line if isinstance(line, int) else None) if own else (test_file, None)
     message = str(record.get("message") or "test failed")
