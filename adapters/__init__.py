@@ -19,6 +19,7 @@ from adapters.toolchain import (
 from adapters.unittest_runner import UnittestRunner
 from adapters.vitest_runner import VitestRunner
 from adapters.winshell import WindowsShell
+from adapters.workspaces import owning_package, workspace_layout
 
 __all__ = [
     "CommandResult",
@@ -46,6 +47,8 @@ __all__ = [
     "environment_report",
     "is_test_file",
     "merge_reports",
+    "owning_package",
     "python_env",
     "tests_for_source",
+    "workspace_layout",
 ]
