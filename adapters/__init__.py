@@ -9,7 +9,7 @@ from adapters.pyenv import PythonEnv, python_env
 from adapters.pytest_runner import PytestRunner
 from adapters.results import CommandResult, TestFailure, TestReport, environment_report
 from adapters.shadow import ShadowWorkspace
-from adapters.shell import PosixShell, ScriptShell, Shell, default_shell
+from adapters.shell import PlatformShell, PosixShell, ScriptShell, Shell, default_shell
 from adapters.toolchain import (
     ToolchainAdapter,
     describe_project,
@@ -28,6 +28,7 @@ __all__ = [
     "FolderAdapter",
     "GoTestRunner",
     "JestRunner",
+    "PlatformShell",
     "PosixShell",
     "PytestRunner",
     "PythonEnv",
