@@ -76,7 +76,7 @@ class FolderAdapter:
             )
             for f in report.failures
         )
-        return dataclasses.replace(report, runner=self.name, failures=failures)
+        return dataclasses.replace(report, runner=self.name, failures=failures, folder=self.folder)
 
 
 class CompositeAdapter:
@@ -170,4 +170,5 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
         timed_out=any(r.timed_out for r in reports),
         output=cap_text(output, _CONSOLE_LIMIT),
         hint="; ".join(hints) or None,
+        parts=tuple(part for r in reports for part in (r.parts or (r,))),
     )
