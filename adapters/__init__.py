@@ -9,7 +9,7 @@ from adapters.pyenv import PythonEnv, python_env
 from adapters.pytest_runner import PytestRunner
 from adapters.results import CommandResult, TestFailure, TestReport, environment_report
 from adapters.shadow import ShadowWorkspace
-from adapters.shell import PosixShell, ScriptShell, Shell, default_shell
+from adapters.shell import PlatformShell, PosixShell, ScriptShell, Shell, default_shell
 from adapters.toolchain import (
     ToolchainAdapter,
     describe_project,
@@ -19,6 +19,7 @@ from adapters.toolchain import (
 from adapters.unittest_runner import UnittestRunner
 from adapters.vitest_runner import VitestRunner
 from adapters.winshell import WindowsShell
+from adapters.workspaces import owning_package, workspace_layout
 
 __all__ = [
     "CommandResult",
@@ -27,6 +28,7 @@ __all__ = [
     "FolderAdapter",
     "GoTestRunner",
     "JestRunner",
+    "PlatformShell",
     "PosixShell",
     "PytestRunner",
     "PythonEnv",
@@ -46,6 +48,8 @@ __all__ = [
     "environment_report",
     "is_test_file",
     "merge_reports",
+    "owning_package",
     "python_env",
     "tests_for_source",
+    "workspace_layout",
 ]

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from adapters.workspaces import owning_package
+
 __all__ = ["is_test_file", "tests_for_source"]
 
 _SKIP_DIRS = frozenset(
@@ -117,11 +119,24 @@ def tests_for_source(root: Path, changed_file: str) -> list[str]:
     """Test files (relative to ``root``) that import ``changed_file``, found by scanning import
     lines (Python, JS/TS) or, for Go, the ``_test.go`` files of the same package folder.
 
-    A changed test file yields itself. The scan is textual and bounded: dynamic imports and
-    imports through re-exports are not followed, so the full suite remains the final check."""
+    In a monorepo only the package that owns ``changed_file`` (its nearest enclosing package,
+    :func:`adapters.workspaces.owning_package`) is scanned. A changed test file yields itself.
+    The scan is textual and bounded: dynamic imports and imports through re-exports are not
+    followed, so the full suite remains the final check."""
     changed = PurePosixPath(changed_file.replace(os.sep, "/")).as_posix().removeprefix("./")
     if Path(changed).is_absolute():
         changed = Path(changed).relative_to(root).as_posix()
+    package = owning_package(root, changed)
+    if not package:
+        return _tests_in(root, changed)
+    inner = _tests_in(root / package, changed[len(package) + 1 :])
+    return [f"{package}/{rel}" for rel in inner]
+
+
+tests_for_source.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def _tests_in(root: Path, changed: str) -> list[str]:
     found: list[str] = [changed] if is_test_file(changed) else []
     if changed.endswith(".go"):
         folder = posixpath.dirname(changed)
@@ -150,6 +165,3 @@ def tests_for_source(root: Path, changed_file: str) -> list[str]:
                     found.append(rel)
     head = found[:1] if found and found[0] == changed else []
     return head + sorted(set(found) - set(head))
-
-
-tests_for_source.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

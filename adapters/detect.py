@@ -1,8 +1,7 @@
-"""Which toolchains a project has: its root and first-level subfolders, each with a reason."""
+"""Which toolchains a project has: its root and its packages (monorepos), each with a reason."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,24 +15,11 @@ from adapters.node import node_project
 from adapters.pytest_runner import PytestRunner
 from adapters.unittest_runner import UnittestRunner, has_unittest_tests
 from adapters.vitest_runner import VitestRunner
+from adapters.workspaces import workspace_layout
 
 __all__ = ["Found", "detect_toolchains", "find_toolchains", "python_choice"]
 
-PROJECT_MARKERS = (
-    "package.json",
-    "go.mod",
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "pytest.ini",
-    "tox.ini",
-    "manage.py",
-)
 _DEP_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "Pipfile", "noxfile.py")
-_SKIP_SUBDIRS = frozenset(
-    {"node_modules", "venv", "env", "build", "dist", "target", "vendor", "site-packages"}
-    | {"__pycache__", "tests", "test", "docs", "examples"}
-)
 _PYTEST_WORD = re.compile(r"(?<![\w.-])pytest(?![\w.-]*\.ini_options)\b")
 _PYTEST_DJANGO = re.compile(r"pytest[-_]django|DJANGO_SETTINGS_MODULE")
 
@@ -117,30 +103,37 @@ def _folder(root: Path, folder: str) -> list[Found]:
     return found
 
 
-def _subfolders(root: Path) -> list[str]:
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return []
-    names: list[str] = []
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name in _SKIP_SUBDIRS:
-            continue
-        if entry.is_dir() and any((root / entry.name / m).is_file() for m in PROJECT_MARKERS):
-            names.append(entry.name)
-    return names
+def _weak(found: Found) -> bool:
+    return found.reason.startswith("test files such as")
+
+
+def _encloses(outer: str, inner: str) -> bool:
+    return outer == "" or inner.startswith(outer + "/")
 
 
 def find_toolchains(root: Path) -> list[Found]:
-    """Toolchains of ``root`` and of its first-level subfolders that have a project marker.
+    """Toolchains of ``root`` and of its packages (:func:`adapters.workspaces.workspace_layout`).
 
-    A subfolder's Python or Node toolchain is left out when the root has one of the same kind
-    (pytest and jest already collect tests from subfolders); a nested Go module never is."""
-    found = _folder(root, "")
-    root_kinds = {f.kind for f in found}
-    for name in _subfolders(root):
-        found += [f for f in _folder(root, name) if f.kind == "go" or f.kind not in root_kinds]
-    return found
+    Every Go module is separate. A package's Python or Node toolchain is left out when an
+    enclosing folder has one of the same kind (pytest and jest collect tests from subfolders),
+    unless a workspace manifest declares the package: the root's Node runner then gives way
+    to the packages' own. A root pytest found only by its test files gives way to the Python
+    projects of its subfolders."""
+    layout = workspace_layout(root)
+    members = [f for folder in layout.folders for f in _folder(root, folder)]
+    declared = {(f.folder, f.kind) for f in members if layout.declared.get(f.folder) == f.kind}
+    chosen: list[Found] = []
+    for f in _folder(root, ""):
+        if f.kind == "node" and any(kind == "node" for _, kind in declared):
+            continue
+        if f.kind == "python" and _weak(f) and any(m.kind == "python" for m in members):
+            continue
+        chosen.append(f)
+    for f in members:
+        covered = any(c.kind == f.kind and _encloses(c.folder, f.folder) for c in chosen)
+        if f.kind == "go" or (f.folder, f.kind) in declared or not covered:
+            chosen.append(f)
+    return chosen
 
 
 def detect_toolchains(root: Path) -> list[ToolchainAdapter]:

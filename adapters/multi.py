@@ -60,6 +60,8 @@ class FolderAdapter:
     ) -> TestReport:
         """Run the inner adapter on the targets inside the folder (all tests when none given)."""
         inner_targets = [t for t in (_strip(x, self.folder) for x in targets) if t is not None]
+        if "." in inner_targets:  # the folder itself: all its tests
+            inner_targets = []
         sub_run = run_root / self.folder
         report = await self.inner.run(
             project_root / self.folder, sub_run, inner_targets, shell=shell, timeout=timeout
@@ -74,15 +76,15 @@ class FolderAdapter:
             )
             for f in report.failures
         )
-        return dataclasses.replace(report, runner=self.name, failures=failures)
+        return dataclasses.replace(report, runner=self.name, failures=failures, folder=self.folder)
 
 
 class CompositeAdapter:
     """Runs each adapter in turn (sharing one time budget) and merges their reports.
 
-    With targets, an adapter bound to a folder runs only the targets inside it, and an adapter
-    of the project root only the targets no folder adapter owns; adapters left without targets
-    are not run."""
+    With targets, an adapter bound to a folder runs only the targets of which its folder is
+    the nearest owner, and an adapter of the project root only the targets no folder adapter
+    owns; adapters left without targets are not run."""
 
     def __init__(self, adapters: Sequence[ToolchainAdapter]) -> None:
         self.adapters = tuple(adapters)
@@ -92,19 +94,23 @@ class CompositeAdapter:
         return any(a.detect(root) for a in self.adapters)
 
     def plan(self, targets: Sequence[str]) -> list[tuple[ToolchainAdapter, list[str]]]:
-        """Which adapter runs which targets."""
+        """Which adapter runs which targets: each target goes to the adapters of the nearest
+        folder that owns it (a package nested in another is its own owner), else to those of
+        the project root."""
         if not targets:
             return [(a, []) for a in self.adapters]
         folders = [a for a in self.adapters if isinstance(a, FolderAdapter)]
-        plan: list[tuple[ToolchainAdapter, list[str]]] = []
-        for adapter in self.adapters:
-            if isinstance(adapter, FolderAdapter):
-                mine = [t for t in targets if adapter.owns(t)]
+        chosen: dict[int, list[str]] = {}
+        for target in targets:
+            owners = [f for f in folders if f.owns(target)]
+            if owners:
+                depth = max(len(f.folder) for f in owners)
+                runners: list[ToolchainAdapter] = [f for f in owners if len(f.folder) == depth]
             else:
-                mine = [t for t in targets if not any(f.owns(t) for f in folders)]
-            if mine:
-                plan.append((adapter, mine))
-        return plan
+                runners = [a for a in self.adapters if not isinstance(a, FolderAdapter)]
+            for adapter in runners:
+                chosen.setdefault(id(adapter), []).append(target)
+        return [(a, chosen[id(a)]) for a in self.adapters if id(a) in chosen]
 
     async def run(
         self,
@@ -164,4 +170,5 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
         timed_out=any(r.timed_out for r in reports),
         output=cap_text(output, _CONSOLE_LIMIT),
         hint="; ".join(hints) or None,
+        parts=tuple(part for r in reports for part in (r.parts or (r,))),
     )

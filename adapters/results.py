@@ -12,6 +12,7 @@ __all__ = [
     "cap_text",
     "command_report",
     "environment_report",
+    "report_dict",
 ]
 
 
@@ -70,6 +71,8 @@ class TestReport:
     timed_out: bool
     output: str
     hint: str | None = None  # an actionable next step when the environment is at fault
+    folder: str = ""  # the package folder it ran in ("" for the project root)
+    parts: tuple[TestReport, ...] = ()  # the reports merged into this one (a monorepo's packages)
 
     @property
     def ok(self) -> bool:
@@ -140,3 +143,45 @@ def command_report(
         errors=counts["errors"],
         skipped=counts["skipped"],
     )
+
+
+def _totals(report: TestReport) -> dict[str, int]:
+    counts = {
+        "passed": report.passed,
+        "failed": report.failed,
+        "errors": report.errors,
+        "skipped": report.skipped,
+    }
+    return counts | {"total": sum(counts.values())}
+
+
+def _part_dict(report: TestReport) -> dict[str, object]:
+    return {
+        "ok": report.ok,
+        "runner": report.runner,
+        "folder": report.folder,
+        "command": list(report.command),
+        "exit_code": report.exit_code,
+        "timed_out": report.timed_out,
+        "duration": round(report.duration, 3),
+        "totals": _totals(report),
+        "hint": report.hint,
+        "tests": [
+            {
+                "id": f.test_id,
+                "status": "failed",
+                "path": f.file,
+                "line": f.line,
+                "message": f.message,
+            }
+            for f in report.failures
+        ],
+    }
+
+
+def report_dict(report: TestReport) -> dict[str, object]:
+    """The report as plain JSON values: totals, the failing tests (id, status, path relative
+    to the project root, 1-based line, message), the command, the duration, and for a merged
+    run (several toolchains or packages) one such part per run under ``packages``."""
+    parts = report.parts or ((report,) if report.folder else ())
+    return _part_dict(report) | {"packages": [_part_dict(p) for p in parts]}

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from adapters.process import execute
 from adapters.results import CommandResult
-from adapters.shell import execute
 
 __all__ = [
     "CREATE_NEW_PROCESS_GROUP",

@@ -69,9 +69,23 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--live", action="store_true", help="use the configured model instead")
     demo.add_argument("--dir", type=Path, help="copy the sample here instead of a temp folder")
 
-    test = sub.add_parser("test", help="run the project's tests through the adapter")
+    test = sub.add_parser(
+        "test",
+        help="run the project's tests through the adapter (exit 0 all passed, 1 not)",
+        description="Run the project's tests (every package of a monorepo) or the given "
+        "targets, each with the package that owns it.",
+        epilog="exit codes: 0 all tests passed; 1 failures, errors, a timeout or no tests ran; "
+        "2 bad input (no test runner found, a target that is not in the project). With --json "
+        "stdout is one JSON object: ok, exit_code, runner, command, duration, totals (passed, "
+        "failed, errors, skipped, total), tests (the failing ones: id, status, path, line, "
+        "message), packages (the same per package or toolchain) and hint; on bad input "
+        "{ok: false, exit_code, error: {kind, message}}.",
+    )
     _project_args(test)
     test.add_argument("targets", nargs="*", help="test ids or paths (default: all)")
+    test.add_argument(
+        "--json", action="store_true", help="print the report as one JSON object (for CI, editors)"
+    )
 
     doctor = sub.add_parser("doctor", help="show settings, toolchain and model endpoint status")
     _project_args(doctor)
@@ -249,7 +263,7 @@ def _main(argv: list[str]) -> int:
             return EXIT_USAGE
         return asyncio.run(commands.demo(live=args.live, dest=args.dir))
     if args.command == "test":
-        return asyncio.run(commands.test(args.root, args.targets))
+        return asyncio.run(commands.test(args.root, args.targets, as_json=args.json))
     if args.command == "doctor":
         return asyncio.run(commands.doctor(args.root))
     from agent_lsp.memory import commands as memory_commands

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from adapters import describe_project, detect_toolchain
+from adapters.results import report_dict
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus, ToolSpec
 from agent_lsp.safety.confined import ConfinedShell
@@ -93,18 +95,59 @@ async def demo(live: bool = False, dest: Path | None = None) -> int:
     return await run(project, TASK, model=demo_model())
 
 
-async def test(root: Path, targets: Sequence[str]) -> int:
+_TEST_EXTS = (".py", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".go")
+
+
+def _unknown_target(root: Path, target: str) -> str | None:
+    """Why ``target`` names no test of the project (a missing path, or one outside it)."""
+    location = target.partition("::")[0].removesuffix("/...")
+    looks_like_path = "/" in location or "\\" in location or location.endswith(_TEST_EXTS)
+    path = Path(location) if Path(location).is_absolute() else root / location
+    if not looks_like_path and not path.exists():
+        return None  # a dotted test id or a runner's own pattern
+    if not path.resolve().is_relative_to(root.resolve()):
+        return f"{target}: outside the project {root}"
+    return None if path.exists() else f"{target}: no such file or folder in {root}"
+
+
+def _relative_target(root: Path, target: str) -> str:
+    location, sep, rest = target.partition("::")
+    if Path(location).is_absolute():
+        location = Path(location).resolve().relative_to(root.resolve()).as_posix() or "."
+    return location + sep + rest
+
+
+def _test_error(as_json: bool, kind: str, message: str, code: int) -> int:
+    if as_json:
+        error = {"kind": kind, "message": message}
+        print(json.dumps({"ok": False, "exit_code": code, "error": error}), flush=True)
+    else:
+        _err(f"agent-lsp test: {message}")
+    return code
+
+
+async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> int:
+    """Run the project's tests (or ``targets``): the report as text, or with ``as_json`` as
+    one JSON object (`adapters.results.report_dict` and ``exit_code``); exit 0 all passed,
+    1 failures/errors/no tests, 2 bad input (no test runner, unknown target)."""
     adapter = detect_toolchain(root)
     if adapter is None:
-        _err(f"agent-lsp: {describe_project(root)}")
-        return EXIT_USAGE
+        return _test_error(as_json, "no_runner", describe_project(root), EXIT_USAGE)
+    unknown = [why for why in (_unknown_target(root, t) for t in targets) if why]
+    if unknown:
+        return _test_error(as_json, "unknown_target", "; ".join(unknown), EXIT_USAGE)
     loaded = load_settings(root)
     sandbox = build_policy(root, loaded.settings).sandbox
     roots = (root, *sandbox.extra_writable)
     shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
-    report = await adapter.run(root, root, list(targets), shell=shell, timeout=600)
-    print(format_report(report), flush=True)
-    return EXIT_OK if report.ok else EXIT_NOT_DONE
+    relative = [_relative_target(root, t) for t in targets]
+    report = await adapter.run(root, root, relative, shell=shell, timeout=600)
+    code = EXIT_OK if report.ok else EXIT_NOT_DONE
+    if as_json:
+        print(json.dumps(report_dict(report) | {"exit_code": code}), flush=True)
+    else:
+        print(format_report(report), flush=True)
+    return code
 
 
 # The settings `doctor` says the source of (dotted camelCase paths).

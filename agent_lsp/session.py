@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from adapters import describe_project, detect_toolchain
+from adapters import default_shell, describe_project, detect_toolchain
 from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.diagnostics import DiagnosticStore
@@ -113,7 +113,7 @@ class Session:
         confinement = Confinement(
             writable=writable, visible=roots, network=network or self.settings.sandbox.network
         )
-        return ConfinedShell(self.safety.sandbox, confinement)
+        return ConfinedShell(self.safety.sandbox, confinement, default_shell())
 
     @property
     def command_shell(self) -> ConfinedShell:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
-from adapters import is_test_file, tests_for_source
+from adapters import is_test_file, owning_package, tests_for_source
 from agent_lsp.fileio import read_disk_text
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
@@ -107,7 +107,8 @@ def _text_of(server: LanguageServer, uri: str, path: Path) -> str:
 def _targets(root: Path, workspace: Workspace, target: Path | None) -> tuple[list[str], str]:
     """What a run for `target` runs, and how the result message names it: a test file or a
     folder itself; for a source file, the tests that import it (Python, JS/TS) or its
-    package's tests (Go); all tests when nothing is given or no test is found for it."""
+    package's tests (Go), found in the monorepo package that owns it; that package's tests
+    when none is found (all tests in a project without packages); all tests without `target`."""
     if target is None or not target.resolve().is_relative_to(root.resolve()):
         return [], ""
     relative = workspace.relative(target)
@@ -115,6 +116,9 @@ def _targets(root: Path, workspace: Workspace, target: Path | None) -> tuple[lis
         return [relative], f" ({relative})"
     found = tests_for_source(root, relative)
     if not found:
+        package = owning_package(root, relative)
+        if package:
+            return [package], f" (all tests of {package}/: none found for {relative})"
         return [], f" (all tests: none found for {relative})"
     shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
     return found, f" ({shown}, for {relative})"

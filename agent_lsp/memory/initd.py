@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapters import PosixShell
+from adapters import default_shell
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.logs import SessionLog
 from agent_lsp.memory.rules import load_rules
@@ -93,7 +93,7 @@ class InitRunner:
         self.log = log
         self.scratch = scratch
         self.shell = shell or ConfinedShell(
-            Sandbox(), Confinement(visible=(layout.root,)), PosixShell(max_output_bytes=64_000)
+            Sandbox(), Confinement(visible=(layout.root,)), default_shell(max_output_bytes=64_000)
         )
         self.policy = policy
         self._decisions: dict[tuple[str, int, int], tuple[bool, str]] = {}

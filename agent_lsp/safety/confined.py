@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from adapters import PosixShell
+from adapters import PlatformShell, default_shell
 from adapters.results import CommandResult
 from agent_lsp.safety.protect import (
     ProtectionError,
@@ -44,11 +44,11 @@ class ConfinedShell:
         self,
         sandbox: Sandbox,
         confinement: Confinement,
-        inner: PosixShell | None = None,
+        inner: PlatformShell | None = None,
     ) -> None:
         self.sandbox = sandbox
         self.confinement = confinement
-        self.inner = inner or PosixShell()
+        self.inner = inner or default_shell()
 
     @property
     def scratch_root(self) -> Path:

@@ -1,13 +1,21 @@
-"""WindowsShell: what it builds (command lines, translations, kill command), tested anywhere."""
+"""WindowsShell: what it builds (command lines, translations, kill command) and when it is
+chosen, tested anywhere."""
 
 from __future__ import annotations
 
-import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import adapters
 from adapters import PosixShell, WindowsShell, default_shell
 from adapters.winshell import CREATE_NEW_PROCESS_GROUP, native_path, to_cmd, to_powershell
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import Confinement, Sandbox
+from agent_lsp.session import Session
+from agent_lsp.settings import Settings
 
 
 def test_powershell_command_line() -> None:
@@ -68,6 +76,51 @@ def test_process_options_and_kill() -> None:
     assert native_path("a/b/c") == r"a\b\c"
 
 
-def test_default_shell_by_os() -> None:
-    expected = WindowsShell if os.name == "nt" else PosixShell
-    assert isinstance(default_shell(), expected)
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("win32", WindowsShell),
+        ("linux", PosixShell),
+        ("darwin", PosixShell),
+        ("cygwin", PosixShell),
+    ],
+)
+def test_the_shell_is_chosen_by_platform(platform: str, expected: type) -> None:
+    shell = default_shell(platform, max_output_bytes=4096)
+    assert type(shell) is expected
+    assert shell.max_output_bytes == 4096
+
+
+def test_default_shell_is_this_machines() -> None:
+    expected = WindowsShell if sys.platform == "win32" else PosixShell
+    assert type(default_shell()) is expected
+
+
+def test_windows_command_forms_through_the_confined_shell(tmp_path: Path) -> None:
+    """The shell every agent program goes through builds Windows' command lines on Windows."""
+    confinement = Confinement(visible=(tmp_path,))
+    shell = ConfinedShell(Sandbox(), confinement, default_shell("win32"))
+    argv = shell.script_argv("./node_modules/.bin/jest $CI")
+    assert argv[-2:] == ["-Command", r".\node_modules\.bin\jest $env:CI"]
+    assert shell.but(network=True).inner is shell.inner
+    posix = ConfinedShell(Sandbox(), confinement, default_shell("linux"))
+    assert posix.script_argv("echo $CI")[-2:] == ["-c", "echo $CI"]
+
+
+def test_the_session_uses_the_platform_shell(tmp_path: Path) -> None:
+    session = Session(tmp_path, Settings())
+    assert type(session.confined().inner) is type(default_shell())
+    assert type(session.command_shell.inner) is type(default_shell())
+
+
+def test_no_import_cycle_between_the_shells() -> None:
+    """winshell and shell share the process runner (adapters.process); winshell never imports
+    shell, and each imports on its own in a fresh interpreter."""
+    source = (Path(adapters.__file__).parent / "winshell.py").read_text()
+    assert "adapters.shell" not in source
+    for module in ("adapters.winshell", "adapters.shell", "adapters.process"):
+        code = f"import {module}"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr

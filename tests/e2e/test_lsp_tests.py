@@ -9,6 +9,8 @@ from pathlib import Path
 from lsprotocol import types as t
 
 from agent_lsp.safety.trust import TrustStore
+from tests.adapters.conftest import node_modules as node_modules  # the session fixture
+from tests.adapters.test_workspaces import js_workspace
 from tests.conftest import BUG, FIX
 from tests.e2e.editor_client import MESSAGE_WAIT, EditorClient, editor_session
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -203,3 +205,33 @@ async def test_a_targeted_run_leaves_the_tests_it_did_not_run_alone(
         assert shown.message.endswith("s (tests/test_calc.py)")
         await until(lambda: not client.diagnostics.get(test_uri, [1]))
         assert list(client.diagnostics[other_uri]) == [other_failure]  # not run: still shown
+
+
+async def test_runs_from_files_of_a_workspace_package_run_that_package(
+    tmp_path: Path, server_env: dict[str, str], node_modules: Callable[[str], Path]
+) -> None:
+    """In a pnpm workspace, runs from a test file and from source files of packages/b run
+    packages/b's tests (never another package's suite); its failure shows in its test file."""
+    root = js_workspace(tmp_path / "ws", node_modules)
+    b = root / "packages" / "b" / "src"
+    test_uri = (b / "price.test.js").resolve().as_uri()
+    async with editor_session("vscode", root, server_env) as client:
+        client.open(b / "price.test.js")
+        assert await run_tests(client, {"uri": test_uri}) == {"status": "started"}
+        shown = await client.wait_for_message("agent-lsp: tests: ", timeout=180)
+        assert shown.message.startswith("agent-lsp: tests: 1 passed, 1 failed, 0 errors")
+        assert shown.message.endswith("s (packages/b/src/price.test.js)")
+        await until(lambda: bool(client.diagnostics.get(test_uri)))
+        (diagnostic,) = client.diagnostics[test_uri]
+        assert diagnostic.message.startswith("packages/b/src/price.test.js::")
+        assert "counts quantities" in diagnostic.message
+
+        client.messages.clear()
+        source_uri = client.open(b / "format.js")  # no test imports it: the package's tests
+        assert await run_tests(client, {"uri": source_uri}) == {"status": "started"}
+        shown = await client.wait_for_message("agent-lsp: tests: ", timeout=180)
+        assert shown.message.startswith("agent-lsp: tests: 1 passed, 1 failed, 0 errors")
+        assert shown.message.endswith(
+            "s (all tests of packages/b/: none found for packages/b/src/format.js)"
+        )
+        assert list(client.diagnostics[test_uri]) == [diagnostic]
