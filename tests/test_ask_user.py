@@ -11,6 +11,7 @@ import pytest
 
 from agent_lsp.messages import TaskStatus
 from agent_lsp.task import Task, TaskKind
+from tests.e2e.test_lsp_tests import until
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.scripts import tool_messages
@@ -103,10 +104,7 @@ async def test_a_steer_note_is_taken_at_the_next_step_and_can_answer_a_question(
     task = Task(kind=TaskKind.TASK, instruction="greet")
     running = asyncio.ensure_future(session.run_task(task, channel))
     await asyncio.wait_for(steered.wait(), 60)
-    while len(fake_openai.requests) < 2:
-        await asyncio.sleep(0.05)
-    while not channel.questions:
-        await asyncio.sleep(0.05)
+    await until(lambda: len(fake_openai.requests) >= 2 and bool(channel.questions))
     assert session.steer("say bonjour")  # answers the question in words
     outcome = await asyncio.wait_for(running, 120)
     assert not session.steer("too late")  # no task runs
