@@ -67,6 +67,18 @@ class TaskHooks(Protocol):
         ...
 
 
+class UserTurns(Protocol):
+    """The user's part in a running task (see `agent_lsp.control.TaskControl`)."""
+
+    def notes(self) -> list[str]:
+        """Steer notes sent since the last step."""
+        ...
+
+    async def confirm(self) -> str | None:
+        """After a context rebuild: None to go on, else why the task pauses (a conflict)."""
+        ...
+
+
 class NoHooks:
     """An agent without memory: no context, nothing recorded."""
 
@@ -98,6 +110,7 @@ class NoHooks:
         return None
 
 
+STEER_PREFIX = "A note from the user, sent while you work: "
 WORDS = 300  # how much of the model's own words an outcome quotes
 
 
@@ -131,7 +144,9 @@ class Agent:
         limits: Limits,
         repo_map: str = "",
         hooks: TaskHooks | None = None,
+        control: UserTurns | None = None,
     ) -> None:
+        self.control = control
         self.repo_map = repo_map
         self.hooks: TaskHooks = hooks or NoHooks()
         self.model = model
@@ -155,19 +170,27 @@ class Agent:
             )
         else:
             step = resume.step
-            await self._emit(EventKind.STARTED, f"resumed at step {step}: {task.title()}")
+            how = "resumed" if resume.hint is None else "continued"
+            await self._emit(EventKind.STARTED, f"{how} at step {step}: {task.title()}")
             self.usage = resume.usage
             self.workspace.changed_files = list(resume.changed_files)
-            context = await self.hooks.context("resume")
+            context = await self.hooks.context("resume" if resume.hint is None else "continue")
             self.messages = with_context(
                 list(resume.messages), self.workspace.root, self.profile, context
             )
+            await self._add_hint(resume.hint, step)
         await self._checkpoint(step)
         nudged = False  # the model was told once that it stopped too early
         try:
+            if resume is not None and (paused := await self._user_turn(step, True)):
+                return paused
             while (limit := self._limit_reached(step)) is None:
                 step += 1
+                system = self.messages[0] if self.messages else None
                 await self._compact_if_needed(step)
+                rebuilt = bool(self.messages) and self.messages[0] is not system
+                if paused := await self._user_turn(step, rebuilt):
+                    return paused
                 reply = await self._ask_model(step)
                 if reply.tool_calls:
                     nudged = False
@@ -211,6 +234,28 @@ class Agent:
             await self._emit(EventKind.FINISHED, "cancelled", step)
             raise
         return self._outcome(TaskStatus.FAILED, limit, step, limit.split(" (")[0])
+
+    # -- the user in the loop: continue with a hint, steer notes, a conflict at a rebuild ---
+
+    async def _add_hint(self, hint: str | None, step: int) -> None:
+        if hint is None:
+            return
+        self.messages.append(ChatMessage(role="user", content=hint))
+        await self._emit(EventKind.MESSAGE, f"continue: {hint}", step)
+
+    async def _user_turn(self, step: int, rebuilt: bool) -> TaskOutcome | None:
+        """Before the model's turn: after a context rebuild, a conflict pauses the task unless
+        the user says go on; then the notes the user sent meanwhile join the conversation."""
+        if self.control is None:
+            return None
+        if rebuilt and (why := await self.control.confirm()) is not None:
+            summary = f"paused: a conflict found when the context was rebuilt: {why}"
+            await self._emit(EventKind.MESSAGE, summary, step)
+            return self._outcome(TaskStatus.PAUSED, summary, step, "conflict")
+        for note in self.control.notes():
+            self.messages.append(ChatMessage(role="user", content=f"{STEER_PREFIX}{note}"))
+            await self._emit(EventKind.MESSAGE, f"steer: {note}", step)
+        return None
 
     def _limit_reached(self, step: int) -> str | None:
         if step >= self.limits.max_steps:

@@ -64,6 +64,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--resume", action="store_true", help="continue the task a crash or restart cut short"
     )
+    run.add_argument(
+        "--continue",
+        dest="hint",
+        metavar="HINT",
+        help="go on with a stopped task (paused, max steps, the model gave up) in the same "
+        'conversation, your HINT its next message: --continue "try X"',
+    )
+    run.add_argument(
+        "--task",
+        dest="task_id",
+        help="with --continue: the task id (default: the latest stopped task)",
+    )
 
     demo = sub.add_parser("demo", help="fix a bundled sample project (scripted model, no API key)")
     demo.add_argument("--live", action="store_true", help="use the configured model instead")
@@ -243,11 +255,25 @@ def _main(argv: list[str]) -> int:
     from agent_lsp import commands
 
     if args.command == "run":
-        if bool(args.task) == bool(args.resume):
-            print("agent-lsp run: give a task, or --resume (not both)", file=sys.stderr)
+        given = [bool(args.task), bool(args.resume), args.hint is not None]
+        if sum(given) != 1:
+            print(
+                'agent-lsp run: give a task, --resume or --continue "hint" (one of them)',
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        if getattr(args, "task_id", None) and args.hint is None:
+            print("agent-lsp run: --task goes with --continue", file=sys.stderr)
             return EXIT_USAGE
         return asyncio.run(
-            commands.run(args.root, args.task or "", max_steps=args.max_steps, resume=args.resume)
+            commands.run(
+                args.root,
+                args.task or "",
+                max_steps=args.max_steps,
+                resume=args.resume,
+                hint=args.hint,
+                task_id=getattr(args, "task_id", None),
+            )
         )
     if args.command == "demo":
         if (

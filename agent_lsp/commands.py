@@ -11,7 +11,8 @@ from typing import Any, cast
 
 from adapters import describe_project, detect_toolchain
 from adapters.results import report_dict
-from agent_lsp.errors import ModelError
+from agent_lsp.errors import AgentLspError, ModelError
+from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus, ToolSpec
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement
@@ -39,8 +40,11 @@ async def run(
     max_steps: int | None = None,
     model: Model | None = None,
     resume: bool = False,
+    hint: str | None = None,
+    task_id: str | None = None,
 ) -> int:
-    """Run a task headless; with `resume`, continue the one a crash or restart cut short."""
+    """Run a task headless; with `resume`, continue the one a crash or restart cut short; with
+    `hint`, go on with a stopped task (`task_id`, else the latest) in the same conversation."""
     if not root.is_dir():  # noqa: ASYNC240 - one stat before anything starts
         _err(f"agent-lsp: {root} is not a folder")
         return EXIT_USAGE
@@ -60,8 +64,15 @@ async def run(
             await session.aclose()
             return EXIT_USAGE
         task = offer.task
+    if hint is not None:
+        try:
+            task = session.stopped_task(task_id).task
+        except AgentLspError as exc:
+            _err(f"agent-lsp: {exc}")
+            await session.aclose()
+            return EXIT_USAGE
     try:
-        outcome = await session.run_task(task, channel, resume=resume)
+        outcome = await session.run_task(task, channel, resume=resume, hint=hint, task_id=task_id)
     finally:
         channel.close()  # the waiting spinner off before anything else is printed
         await session.aclose()
@@ -78,6 +89,11 @@ def _print_outcome(outcome: TaskOutcome) -> None:
         if outcome.task_id:
             print(f"  undo: agent-lsp undo --task {outcome.task_id} [--all]", flush=True)
     print(f"  {task_totals(outcome)}", flush=True)
+    if outcome.stop_reason in CONTINUABLE and outcome.task_id:
+        print(
+            f'  continue: agent-lsp run --continue "your hint" --task {outcome.task_id}',
+            flush=True,
+        )
 
 
 async def demo(live: bool = False, dest: Path | None = None) -> int:

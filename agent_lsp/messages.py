@@ -178,3 +178,4 @@ class ResumePoint(BaseModel):
     step: int = 0
     usage: Usage = Field(default_factory=Usage)
     changed_files: list[str] = Field(default_factory=list[str])
+    hint: str | None = None  # set: the user continues a stopped task with these words

@@ -6,11 +6,13 @@ import asyncio
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain
 from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
+from agent_lsp.control import TaskControl
 from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.errors import AgentLspError
 from agent_lsp.gitcli import Git
@@ -21,6 +23,8 @@ from agent_lsp.memory import (
     ResumeOffer,
     UndoReport,
 )
+from agent_lsp.memory.checkpoints import Checkpoint
+from agent_lsp.memory.conflicts import ConflictCheck
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
@@ -51,11 +55,13 @@ from agent_lsp.tools import (
     UpdateTaskTool,
     WriteFileTool,
 )
+from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.symbols import FindSymbolTool
 from agent_lsp.verify import Verifier, new_shadow_dir
 from agent_lsp.workspace import Workspace
 
 REPO_MAP_TOKENS = 500
+CONTINUE = "Go on with the task."  # a continue without words
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -103,6 +109,7 @@ class Session:
         self.memory = ProjectMemory(self.root)
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
+        self.control: TaskControl | None = None  # the running task's: steer, ask_user
 
     # -- everything the agent runs goes through one of these (agent_lsp.safety.confined) -----
 
@@ -217,8 +224,11 @@ class Session:
         """The project's linters on the editor's text (`lint.enabled`)."""
         return await self.checker.lint(Workspace(self.root, channel, self.gate(channel)))
 
-    def tools(self, workspace: Workspace, channel: EditorChannel) -> list[Tool]:
-        """Every tool of the contract, in the order the model sees them."""
+    def tools(
+        self, workspace: Workspace, channel: EditorChannel, control: TaskControl | None = None
+    ) -> list[Tool]:
+        """Every tool of the contract, in the order the model sees them (`ask_user` with a
+        task's `control`)."""
         policy = workspace.policy
         timeout = self.settings.tool_timeout
         tools: list[Tool] = [
@@ -236,6 +246,8 @@ class Session:
             RememberTool(workspace),
             UpdateTaskTool(workspace),
         ]
+        if control is not None:
+            tools.append(AskUserTool(control))
         return guard_tools(tools, policy)
 
     async def repo_map(self, task: Task, channel: EditorChannel) -> str:
@@ -256,12 +268,17 @@ class Session:
         return await asyncio.to_thread(build)
 
     def make_agent(
-        self, channel: EditorChannel, profile: str, repo: str = "", read_only: bool = False
+        self,
+        channel: EditorChannel,
+        profile: str,
+        repo: str = "",
+        read_only: bool = False,
+        control: TaskControl | None = None,
     ) -> Agent:
         """An agent for one task; `read_only` (explain) gets only the tools that change nothing
-        and is done when it answers."""
+        and is done when it answers; `control` lets the user steer it and it ask the user."""
         workspace = Workspace(self.root, channel, self.gate(channel))
-        tools = self.tools(workspace, channel)
+        tools = self.tools(workspace, channel, control)
         if read_only:
             tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
         toolbox = ToolBox(
@@ -276,15 +293,28 @@ class Session:
             context_window=self.settings.model.context_window,
         )
         verifier = None if read_only else self.verifier
-        return Agent(self.model, toolbox, workspace, channel, verifier, profile, limits, repo)
+        return Agent(
+            self.model, toolbox, workspace, channel, verifier, profile, limits, repo, None, control
+        )
 
     async def run_task(
-        self, task: Task, channel: EditorChannel, *, resume: bool = False
+        self,
+        task: Task,
+        channel: EditorChannel,
+        *,
+        resume: bool = False,
+        hint: str | None = None,
+        task_id: str | None = None,
     ) -> TaskOutcome:
         """Run `task`; with `resume`, continue the interrupted task instead (see
-        `pending_resume`), from its last checkpoint."""
+        `pending_resume`), from its last checkpoint; with `hint`, continue the stopped task
+        `task_id` (default: the latest that stopped short) in the same conversation, the hint
+        its next user message (see `stopped_task`)."""
         checkpoint = None
-        if resume:
+        if hint is not None:
+            checkpoint = await asyncio.to_thread(self.stopped_task, task_id)
+            task = checkpoint.task
+        elif resume:
             checkpoint = await asyncio.to_thread(self.memory.pending)
             if checkpoint is None:
                 raise AgentLspError("no interrupted task to resume")
@@ -292,17 +322,31 @@ class Session:
         await self.tell_safety(channel)
         await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
-        agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN)
+        control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
+        agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN, control)
         options = self.settings.memory
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory
+        self._watch(control, memory.checkpoint, fresh=checkpoint is None)
         started, point = time.monotonic(), memory.resume_point()
         earlier = _tool_runs(point.messages) if point is not None else 0
+        if point is not None and hint is not None:
+            point = point.model_copy(update={"hint": " ".join(hint.split()) or CONTINUE})
+            agent.limits = replace(  # a new allowance of steps and tokens from here
+                agent.limits,
+                max_steps=point.step + agent.limits.max_steps,
+                max_tokens=point.usage.prompt_tokens
+                + point.usage.completion_tokens
+                + agent.limits.max_tokens,
+            )
+        self.control = control
         try:
             outcome = await agent.run(task, point)
         except BaseException:
+            self.control = None
             self.memory.abandon(memory)
             raise
+        self.control = None
         usage = outcome.usage
         outcome = outcome.model_copy(
             update={
@@ -314,7 +358,36 @@ class Session:
             }
         )
         distiller = self.raw_model if options.distill else None
-        return await self.memory.finish(memory, outcome, agent.messages, distiller)
+        outcome = await self.memory.finish(memory, outcome, agent.messages, distiller)
+        await asyncio.to_thread(self._keep_stop, memory.checkpoint, outcome, agent.messages)
+        return outcome
+
+    # -- the user in the loop: continue, steer, conflicts (the work is in agent_lsp.control) --
+
+    def stopped_task(self, task_id: str | None = None) -> Checkpoint:
+        """The task `continue` goes on with: `task_id`, else the latest that stopped short
+        (paused, max steps, the model gave up...); `AgentLspError` saying why there is none."""
+        return self.memory.checkpoints.stopped(task_id, [])
+
+    def steer(self, note: str) -> bool:
+        """A note for the running task, taken into its conversation at the next step (any
+        thread); False when no task runs (or the note is empty)."""
+        control = self.control
+        return control is not None and control.steer(note)
+
+    def _watch(self, control: TaskControl, cp: Checkpoint, fresh: bool) -> None:
+        check = ConflictCheck(self.memory.layout, cp)
+        if fresh:
+            check.baseline()
+        control.conflicts = check
+        control.on_change = lambda: self.memory.checkpoints.save(cp)
+
+    def _keep_stop(self, cp: Checkpoint, outcome: TaskOutcome, messages: list[ChatMessage]) -> None:
+        """Why the task stopped, and its whole conversation (the model's last words too): what
+        a continue goes on from."""
+        cp.stop_reason = outcome.stop_reason
+        cp.messages, cp.step, cp.usage = list(messages), outcome.steps, outcome.usage
+        self.memory.checkpoints.save(cp)
 
     # -- memory, resume and undo (thin: the work is in agent_lsp.memory) ---------------------
 

@@ -195,6 +195,13 @@ class Settings(_Section):
     max_tokens: int = Field(
         1_000_000, ge=1_000, description="Token budget of one task (prompt + completion)."
     )
+    ask_timeout: float = Field(
+        120.0,
+        gt=0,
+        le=600,
+        description="Seconds the agent waits for your answer to a question (ask_user, a "
+        "permission prompt, a conflict found at a rebuild); no answer in time is no answer.",
+    )
     suggestions: SuggestionSettings = Field(
         default_factory=lambda: SuggestionSettings.model_validate({})
     )
@@ -224,6 +231,7 @@ UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
     ("toolTimeout",): "free",
     ("editTimeout",): "free",
     ("maxTokens",): "free",
+    ("askTimeout",): "free",
     ("tests", "timeout"): "free",
     ("memory", "maxInjected"): "free",
     ("memory", "initStepTimeout"): "free",

@@ -89,6 +89,9 @@ class TerminalChannel:
         self.assume_yes = assume_yes
         self._ticker: asyncio.Task[None] | None = None
         self._shown = False  # a spinner line is on screen
+        # A line still being read when its question went unanswered (a timeout): the next
+        # question reads it, so two readers never compete for the terminal.
+        self._reading: asyncio.Future[str] | None = None
 
     def buffers(self) -> Mapping[Path, str]:
         return {}
@@ -108,20 +111,23 @@ class TerminalChannel:
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         """The whole question first (escaped: nothing in it can move the cursor or hide text),
         then the numbered options, asked again until the answer picks one (see
-        `parse_answer`); without a terminal to answer on, or at the end of input, it is no."""
+        `parse_answer`); without options, the answer in words (an empty line: none); without a
+        terminal to answer on, or at the end of input, it is no."""
         self._print(f"? {visible(question)}")
         if self.assume_yes:
             return options[0] if options else None
         if not sys.stdin.isatty():
-            self._print("  no terminal to answer on: no")
+            self._print("  no terminal to answer on: no answer")
             return None
-        prompt = f"  [{_choices(options)}] "
+        prompt = f"  [{_choices(options)}] " if options else "  your answer: "
         while True:
             try:
-                answer = await _read_line(prompt)
+                answer = await self._line(prompt)
             except (EOFError, OSError, ValueError):  # end of input, or stdin closed
                 self._print(f"\n  no answer (end of input): {options[-1] if options else 'no'}")
                 return None
+            if not options:
+                return answer.strip() or None
             picked = parse_answer(answer, options)
             if picked is not None:
                 return picked
@@ -129,6 +135,17 @@ class TerminalChannel:
                 f"  {visible(answer.strip()) or 'no answer'}: please answer with a number "
                 f"(1-{len(options)}), the start of an option, or y/n"
             )
+
+    async def _line(self, prompt: str) -> str:
+        reading = self._reading
+        if reading is None or reading.done():
+            reading = asyncio.ensure_future(_read_line(prompt))
+            self._reading = reading
+        else:
+            self._print(prompt.strip())
+        line = await asyncio.shield(reading)
+        self._reading = None
+        return line
 
     def close(self) -> None:
         """Stop showing the time spent waiting (before the caller prints its summary)."""

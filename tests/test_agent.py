@@ -30,6 +30,7 @@ CONTRACT_TOOLS = [
     "get_diagnostics",
     "remember",
     "update_task",
+    "ask_user",
 ]
 
 FIX_TASK = Task(

@@ -68,7 +68,9 @@ class LspEditorChannel:
         proposals: ProposalStore | None = None,
         questions: Questions | None = None,
         focus_uri: str | None = None,
+        ask_timeout: float = 120.0,
     ) -> None:
+        self.ask_timeout = ask_timeout  # seconds a question waits for the user (askTimeout)
         self.questions = questions
         self.focus_uri = focus_uri  # where a question diagnostic goes (the task's file)
         self.server = server
@@ -215,7 +217,7 @@ class LspEditorChannel:
         uri = self.focus_uri if self.focus_uri in documents else next(iter(documents), None)
         if self.questions is None or uri is None:
             return None
-        return await self.questions.ask(uri, 0, question, options)
+        return await self.questions.ask(uri, 0, question, options, self.ask_timeout)
 
     async def report(self, event: AgentEvent) -> None:
         self.on_event(event)
@@ -224,6 +226,16 @@ class LspEditorChannel:
         """The whole question (escaped: control and invisible characters shown as \\uXXXX, as
         the permission gate writes them), as a prompt, else as a diagnostic with answers."""
         question = visible(question)
+        if not options:  # in words: the answer comes as a steer note, the asker waits for it
+            self.server.window_show_message(
+                t.ShowMessageParams(
+                    type=t.MessageType.Info,
+                    message=f"agent-lsp asks: {question} (answer with the command "
+                    "agentLsp.steer, or type a comment line “AGENT: your answer” in any file)",
+                )
+            )
+            await asyncio.Event().wait()
+            return None
         if not supports_prompts(self.server):
             return await self._ask_by_diagnostic(question, options)
         params = t.ShowMessageRequestParams(
@@ -233,7 +245,7 @@ class LspEditorChannel:
         )
         future = asyncio.ensure_future(self.server.window_show_message_request_async(params))
         try:
-            answer = await asyncio.wait_for(asyncio.shield(future), 120)
+            answer = await asyncio.wait_for(asyncio.shield(future), self.ask_timeout)
         except (TimeoutError, JsonRpcException):
             return None
         return answer.title if answer is not None and answer.title in options else None

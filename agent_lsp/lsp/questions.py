@@ -22,7 +22,15 @@ class Questions:
         self.timeout = timeout
         self.pending: dict[str, tuple[str, asyncio.Future[str]]] = {}
 
-    async def ask(self, uri: str, line: int, question: str, options: Sequence[str]) -> str | None:
+    async def ask(
+        self,
+        uri: str,
+        line: int,
+        question: str,
+        options: Sequence[str],
+        wait: float | None = None,
+    ) -> str | None:
+        """`wait`: seconds to wait for the answer (default: the store's timeout)."""
         question_id = uuid.uuid4().hex[:8]
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.pending[question_id] = (uri, future)
@@ -37,7 +45,7 @@ class Questions:
         )
         self.publisher.set("questions", uri, [diagnostic])
         try:
-            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(future), wait or self.timeout)
         except TimeoutError:
             return None
         finally:

@@ -24,6 +24,7 @@ from agent_lsp.lsp.held import held_buffers
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
 from agent_lsp.lsp.questions import ANSWER, answer_actions
+from agent_lsp.lsp.steer import CONTINUE, STEER
 
 if TYPE_CHECKING:
     from agent_lsp.lsp.state import AgentState
@@ -163,7 +164,8 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         special = [a for d in diagnostics for a in review_actions(d) + answer_actions(d)]
         others = [d for d in diagnostics if not (review_actions(d) or answer_actions(d))]
         ready = ls.started.suggestions.actions(uri, others) if ls.started else []
-        return special + ready + code_actions(uri, others, running)
+        go_on = ls.started.control.actions(uri) if ls.started else []
+        return special + ready + code_actions(uri, others, running) + go_on
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
@@ -239,6 +241,20 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
             None if steps is None else int(steps), str(task_id) if task_id else None, _uri(given)
         )
 
+    @server.command(CONTINUE)
+    async def continue_task(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        given = _first_dict(args)
+        task_id = given.get("taskId")
+        state = await ls.load()
+        hint = str(given.get("hint") or "")
+        return await state.control.continue_task(
+            str(task_id) if task_id else None, hint, _uri(given)
+        )
+
+    @server.command(STEER)
+    def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return ls.state.control.steer(str(_first_dict(args).get("note", "")))
+
     @server.command(CANCEL_COMMAND)
     def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
         task_id = _first_dict(args).get("taskId")
@@ -256,6 +272,8 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AgentLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
         held_buffers(ls).changed(params.text_document.uri)
+        if ls.started is not None:  # AGENT: lines typed while a task runs
+            ls.started.control.changed(params.text_document.uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: t.DidCloseTextDocumentParams) -> None:

@@ -21,6 +21,7 @@ from agent_lsp.lsp.lintruns import LintRuns
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
 from agent_lsp.lsp.questions import Questions
+from agent_lsp.lsp.steer import UserControl
 from agent_lsp.lsp.suggestions import Suggestions
 from agent_lsp.lsp.tasks import TaskManager
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
@@ -69,6 +70,7 @@ class AgentState:
         self.test_runs = TestRuns(server, self.tasks.worker)
         self._jobs: set[asyncio.Task[None]] = set()
         self.lints = LintRuns(server, self.publisher, self.tasks.worker)
+        self.control = UserControl(self)  # continue, steer, AGENT: lines
 
     @property
     def session(self) -> Session:
@@ -132,9 +134,20 @@ class AgentState:
             self._log_warnings(loaded.warnings)
             session.update_settings(loaded.settings)
 
-    def start_task(self, task: Task, session: Session) -> dict[str, str]:
+    def start_task(
+        self,
+        task: Task,
+        session: Session,
+        *,
+        hint: str | None = None,
+        continues: str | None = None,
+        task_id: str | None = None,
+    ) -> dict[str, str]:
+        """`hint`: continue the stopped task `continues` (see `steer.UserControl`)."""
         try:
-            task_id = self.tasks.start(task, session)
+            task_id = self.tasks.start(
+                task, session, hint=hint, continues=continues, task_id=task_id
+            )
         except AgentLspError as exc:
             self.server.window_show_message(
                 t.ShowMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {exc}")

@@ -15,6 +15,7 @@ from lsprotocol import types as t
 from agent_lsp.errors import TaskBusyError
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap
 from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
 from agent_lsp.settings import ApplyMode
@@ -33,13 +34,19 @@ CANCEL_GRACE = 5.0  # seconds
 _MESSAGE_TYPE = {
     TaskStatus.COMPLETED: t.MessageType.Info,
     TaskStatus.FAILED: t.MessageType.Warning,
+    TaskStatus.PAUSED: t.MessageType.Warning,
     TaskStatus.CANCELLED: t.MessageType.Info,
     TaskStatus.ERROR: t.MessageType.Error,
 }
 
 
 async def _run_task(
-    session: Session, task: Task, channel: CrossLoopChannel, resume: bool
+    session: Session,
+    task: Task,
+    channel: CrossLoopChannel,
+    resume: bool,
+    hint: str | None = None,
+    continues: str | None = None,
 ) -> TaskOutcome:
     """On the agent loop: the first time, load the model client (the `openai` import) and build
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
@@ -49,7 +56,7 @@ async def _run_task(
             await asyncio.to_thread(lambda: session.model)
             await asyncio.to_thread(session.symbols.refresh)
         settle_heap()
-    return await session.run_task(task, channel, resume=resume)
+    return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
 
 
 class TaskManager:
@@ -73,6 +80,10 @@ class TaskManager:
         self._stopping: asyncio.Task[None] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
         self.worker = AgentThread()
+        self.session: Session | None = None  # the running task's
+        # The latest task that stopped short: (its id, the uri of its file) — offered to
+        # continue with a hint (a code action there).
+        self.stopped: tuple[str, str | None] | None = None
 
     @property
     def running_id(self) -> str | None:
@@ -87,23 +98,38 @@ class TaskManager:
         quiet: bool = False,
         on_done: Callable[[], None] | None = None,
         resume: bool = False,
+        hint: str | None = None,
+        continues: str | None = None,
+        task_id: str | None = None,
     ) -> str:
         """Start `task` in the background. `proposals` turns its edits into proposals (review
-        mode, suggestions); `quiet` logs the outcome instead of showing it."""
+        mode, suggestions); `quiet` logs the outcome instead of showing it; `hint` continues
+        the stopped task `continues` (a checkpoint id) under `task_id`."""
         if self.running is not None:
             raise TaskBusyError(
                 f"an agent task is already running ({self.running[0]}); cancel it first"
             )
         if proposals is None and session.settings.apply_mode is ApplyMode.REVIEW:
             proposals = self.proposals
-        task_id = uuid.uuid4().hex[:8]
+        task_id = task_id or uuid.uuid4().hex[:8]
         stopping = self._stopping if self._stopping and not self._stopping.done() else None
-        run = self._run(task_id, task, session, proposals, quiet, resume, stopping)
+        run = self._run(task_id, task, session, proposals, quiet, resume, stopping, hint, continues)
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
         self.running = (task_id, job)
+        self.session = session
+        self.stopped = None
         return task_id
+
+    def steer(self, note: str) -> bool:
+        """A note for the running task (taken at its next step); False when none runs."""
+        session = self.session if self.running is not None else None
+        return session is not None and session.steer(note)
+
+    def id_of(self, checkpoint_id: str) -> str | None:
+        """The id this server gave the task whose checkpoint is `checkpoint_id`."""
+        return next((k for k, o in self.outcomes.items() if o.task_id == checkpoint_id), None)
 
     def cancel(self, task_id: str | None = None, by_user: bool = True) -> bool:
         if self.running is None or (task_id and task_id != self.running[0]):
@@ -139,6 +165,8 @@ class TaskManager:
         quiet: bool,
         resume: bool = False,
         stopping: asyncio.Task[None] | None = None,
+        hint: str | None = None,
+        continues: str | None = None,
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         self.tokens[task_id] = token
@@ -149,13 +177,15 @@ class TaskManager:
             proposals,
             self.questions,
             (session.root / task.path).as_uri() if task.path else None,
+            session.settings.ask_timeout,
         )
         remote = CrossLoopChannel(channel, asyncio.get_running_loop())
         try:
             if stopping is not None:
                 log.info("task %s waits for the cancelled task to stop", task_id)
                 await asyncio.wait([stopping])
-            outcome = await self.worker.run(_run_task(session, task, remote, resume))
+            job = _run_task(session, task, remote, resume, hint, continues)
+            outcome = await self.worker.run(job)
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
             if self.user_cancelled:  # a deliberate cancel is not offered for resuming later
@@ -177,6 +207,8 @@ class TaskManager:
         if task_id in self.outcomes:  # already reported (abandoned after a cancel)
             return
         self.outcomes[task_id] = outcome
+        if outcome.stop_reason in CONTINUABLE and not quiet:
+            self.stopped = (task_id, (session.root / task.path).as_uri() if task.path else None)
         if quiet:
             log.info("background task %s: %s", task_id, outcome.summary)
             return
@@ -223,6 +255,11 @@ class TaskManager:
             text += f" (proposed: {', '.join(outcome.changed_files)}; review on the marked lines)"
         elif outcome.changed_files:
             text += f" (changed: {', '.join(outcome.changed_files)})"
+        if outcome.stop_reason in CONTINUABLE:
+            text += (
+                f" — continue task {task_id} with a hint: the command agentLsp.continue, or the "
+                "code action “Agent: continue the stopped task…”"
+            )
         # The totals go in the message too: VS Code shows no progress end, only the message.
         text += f" — {task_totals(outcome)}"
         if token is not None:

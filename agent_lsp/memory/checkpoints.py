@@ -14,6 +14,7 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent_lsp.errors import AgentLspError
 from agent_lsp.fileio import open_append
 from agent_lsp.memory.logs import now_iso
 from agent_lsp.messages import ChatMessage, Usage
@@ -58,6 +59,35 @@ class Checkpoint(BaseModel):
     messages: list[ChatMessage] = Field(default_factory=list[ChatMessage])
     steps: list[StepRecord] = Field(default_factory=list[StepRecord])
     outcome: str = ""
+    stop_reason: str = ""  # why a finished task stopped (the outcome's stop reason)
+    conventions: str = ""  # digest of the project's conventions when the task began
+    acknowledged: list[str] = Field(default_factory=list[str])  # conflicts the user let pass
+
+
+# Why a task may stop short and still go on with the user's hint (`agentLsp.continue`).
+CONTINUABLE = frozenset(
+    {"loop", "max steps", "model stopped", "token budget", "model error", "conflict"}
+)
+
+
+def not_continuable(cp: Checkpoint, running: bool) -> str | None:
+    """Why the task of `cp` cannot be continued (None: it can)."""
+    if running:
+        return f"task {cp.task_id} is still running: steer it instead (agentLsp.steer)"
+    if cp.status == "interrupted":
+        return None
+    if cp.status == "discarded":
+        return f"task {cp.task_id} was cancelled: not continuable; start a new task"
+    if cp.status == "running":
+        return None  # cut short by a crash, not running anywhere: it can go on
+    if cp.stop_reason in CONTINUABLE:
+        return None
+    what = cp.outcome.split(":", 1)[0] or "finished"
+    if what == "completed":
+        return f"task {cp.task_id} completed: nothing to continue; start a new task"
+    if what == "cancelled":
+        return f"task {cp.task_id} was cancelled: not continuable; start a new task"
+    return f"task {cp.task_id} ended ({cp.outcome[:120] or what}): not continuable"
 
 
 class TaskLock:
@@ -131,6 +161,32 @@ class CheckpointStore:
             if cp.status in RESUMABLE and not self.is_running(cp.task_id):
                 return cp
         return None
+
+    def stopped(self, task_id: str | None, warnings: list[str]) -> Checkpoint:
+        """The task to continue: `task_id` (a unique start of it), else the latest task that
+        stopped short; `AgentLspError` with the reason when there is none."""
+        found = self.all(warnings)
+        if task_id:
+            matches = [c for c in found if c.task_id.startswith(task_id)]
+            if len(matches) != 1:
+                raise AgentLspError(
+                    f"no task {task_id} to continue"
+                    if not matches
+                    else f"{task_id} names {len(matches)} tasks; give more of its id"
+                )
+            cp = matches[0]
+            why = not_continuable(cp, self.is_running(cp.task_id))
+            if why is not None:
+                raise AgentLspError(why)
+            return cp
+        for cp in reversed(found):
+            if not_continuable(cp, self.is_running(cp.task_id)) is None:
+                return cp
+        last = found[-1] if found else None
+        if last is None:
+            raise AgentLspError("no stopped task to continue")
+        why = not_continuable(last, self.is_running(last.task_id))
+        raise AgentLspError(f"no stopped task to continue ({why})")
 
     def put(self, data: bytes) -> str:
         """Keep `data` (a file's bytes, exactly) under its SHA-256; the id."""

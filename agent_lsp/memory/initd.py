@@ -40,6 +40,7 @@ REASONS = {
     "start": "at task start",
     "compaction": "after the conversation was compacted",
     "resume": "after a restart: the task resumes from its checkpoint",
+    "continue": "when the user continued the stopped task with a hint",
 }
 
 

@@ -17,7 +17,7 @@ from agent_lsp.seams import Tool
 
 log = logging.getLogger(__name__)
 
-SLOW_TOOLS = frozenset({"run_tests", "run_command"})
+SLOW_TOOLS = frozenset({"run_tests", "run_command", "ask_user"})  # ask_user: askTimeout
 
 
 def compact_schema(node: Any) -> Any:

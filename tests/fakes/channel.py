@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,8 @@ class RecordingChannel:
         self.events: list[AgentEvent] = []
         self.answers: list[str | None] = []
         self.questions: list[str] = []  # every question asked, in order
+        self.options: list[list[str]] = []  # the options of each question
+        self.silent = False  # questions are never answered (the user is away)
 
     def buffers(self) -> Mapping[Path, str]:
         return dict(self.open)
@@ -41,4 +44,7 @@ class RecordingChannel:
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         self.questions.append(question)
+        self.options.append(list(options))
+        if self.silent:
+            await asyncio.Event().wait()
         return self.answers.pop(0) if self.answers else None

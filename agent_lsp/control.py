@@ -1,0 +1,123 @@
+"""`TaskControl`: the user in the loop of one running task — steer notes taken into the
+conversation at the next step, questions the agent asks (`ask_user`) and the pause when the
+rebuilt context finds a conflict. Steer notes may come from any thread (the language server's
+loop; the task runs on the agent thread's)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent_lsp.memory.conflicts import ConflictCheck
+from agent_lsp.seams import EditorChannel
+
+GO_ON, STOP = "Go on", "Stop"
+SKIP = "Skip"  # offered with every question: the user chooses not to answer
+POLL = 0.05  # seconds between looks for a steer note while a question waits
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The user's answer (`text`), or None and why there is none."""
+
+    text: str | None
+    why: str = ""
+
+
+class TaskControl:
+    def __init__(
+        self,
+        channel: EditorChannel,
+        timeout: float,
+        conflicts: ConflictCheck | None = None,
+        title: str = "",
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        """`timeout`: seconds a question waits for an answer (askTimeout); `on_change` saves
+        what the user let pass (the checkpoint)."""
+        self.channel = channel
+        self.timeout = timeout
+        self.conflicts = conflicts
+        self.title = title
+        self.on_change = on_change
+        self._notes: deque[str] = deque()
+
+    # -- steer -------------------------------------------------------------------------------
+
+    def steer(self, note: str) -> bool:
+        """A note from the user for the running task (any thread); False if it is empty."""
+        note = " ".join(note.split())
+        if not note:
+            return False
+        self._notes.append(note)
+        return True
+
+    def notes(self) -> list[str]:
+        """The notes sent since the last call, oldest first."""
+        taken: list[str] = []
+        while self._notes:
+            taken.append(self._notes.popleft())
+        return taken
+
+    # -- questions ---------------------------------------------------------------------------
+
+    async def ask(self, question: str, options: Sequence[str], skip: bool = True) -> Answer:
+        """Ask through the channel (no options: a free-text question); a steer note sent while
+        it waits answers it too, in the user's words. No answer within `timeout` is none."""
+        extra = skip and options and SKIP not in options
+        choices = [*options, SKIP] if extra else list(options)
+        asked = asyncio.ensure_future(self.channel.ask(question, choices))
+        noted = asyncio.ensure_future(self._next_note())
+        try:
+            done, _ = await asyncio.wait(
+                {asked, noted}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for job in (asked, noted):
+                job.cancel()
+            for job in (asked, noted):
+                with contextlib.suppress(BaseException):
+                    await job
+        if noted in done and not noted.cancelled():
+            return Answer(noted.result())
+        if asked in done and not asked.cancelled() and asked.exception() is None:
+            text = asked.result()
+            if text == SKIP and extra:
+                return Answer(None, "the user chose not to answer")
+            if text is None or not text.strip():
+                return Answer(None, "the user gave no answer (the question was dismissed)")
+            return Answer(text.strip())
+        return Answer(None, f"no answer within {self.timeout:.0f} s")
+
+    async def _next_note(self) -> str:
+        while not self._notes:  # noqa: ASYNC110 - notes come from another thread
+            await asyncio.sleep(POLL)
+        return self._notes.popleft()
+
+    # -- conflicts at a rebuild --------------------------------------------------------------
+
+    async def confirm(self) -> str | None:
+        """After the context was rebuilt: None to go on; else why the task pauses (the user
+        said stop, or gave no answer, to a conflict)."""
+        if self.conflicts is None:
+            return None
+        found = await asyncio.to_thread(self.conflicts.find)
+        if not found:
+            return None
+        what = "; ".join(found)
+        task = f" “{self.title}”" if self.title else ""
+        question = (
+            f"agent-lsp: before going on with the task{task}: {what}. Go on, or stop (the task "
+            "pauses; continue it later with a hint)?"
+        )
+        answer = await self.ask(question, [GO_ON, STOP], skip=False)
+        if answer.text is not None and answer.text.casefold() == GO_ON.casefold():
+            await asyncio.to_thread(self.conflicts.accept, found)
+            if self.on_change is not None:
+                await asyncio.to_thread(self.on_change)
+            return None
+        said = "the user said stop" if answer.text is not None else answer.why
+        return f"{what} ({said})"
