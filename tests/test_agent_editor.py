@@ -22,14 +22,14 @@ async def test_the_editor_shows_the_words_of_a_model_that_stopped(
     calc = project / "calc.py"
     async with editor_session("vscode", project, server_env) as client:
         uri = client.open(calc)
-        await ask_agent_to_fix(client, uri)
+        started = await ask_agent_to_fix(client, uri)
         done = await client.wait_for_message("agent-lsp: failed", timeout=240)
-        assert re.fullmatch(
-            outcome(
-                "agent-lsp: failed: stopped: the model did not continue: I give up on this one."
-            ),
-            done.message,
+        stopped = (  # the model's words, then how to go on with a hint
+            "agent-lsp: failed: stopped: the model did not continue: I give up on this one."
+            f" — continue task {started['taskId']} with a hint: the command agentLsp.continue,"
+            " or the code action “Agent: continue the stopped task…”"
         )
+        assert re.fullmatch(outcome(stopped), done.message)
         assert client.buffers[uri].count(BUG) == 1 and client.edits_received == []
     assert len(fake_openai.requests) == 2  # the task, one nudge
 
