@@ -70,6 +70,9 @@ class TestReport:
     timed_out: bool
     output: str
     hint: str | None = None  # an actionable next step when the environment is at fault
+    # packages (folders) whose results the runner replayed from its cache (go test's
+    # ``(cached)``): their tests were not re-run
+    cached: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -93,6 +96,9 @@ class TestReport:
             text += " (no tests collected)"
         if self.timed_out:
             text += " (timed out)"
+        if self.cached:
+            names = ", ".join(self.cached[:5]) + (", ..." if len(self.cached) > 5 else "")
+            text += f" (cached: {names}; results replayed from the test cache, not re-run)"
         if self.hint:
             text += f"; hint: {self.hint}"
         return text
