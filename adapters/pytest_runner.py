@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import shutil
 import tomllib
@@ -13,7 +12,7 @@ from itertools import chain
 from pathlib import Path
 
 from adapters.locate import frame_in, innermost, is_assertion
-from adapters.pyenv import child_env, python_env, python_hint
+from adapters.pyenv import child_env, finish_report, python_env
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell, scratch_dir
 
@@ -85,10 +84,7 @@ class PytestRunner:
             report = await asyncio.to_thread(_build_report, result, junit, run_root, timeout)
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        if report.ok:
-            return report
-        hint = python_hint(result, env_info.python, "pytest") or env_info.hint()
-        return dataclasses.replace(report, hint=hint) if hint else report
+        return finish_report(report, result, env_info, "pytest")
 
 
 def _read(path: Path) -> str:
