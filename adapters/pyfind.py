@@ -1,6 +1,6 @@
 """Where a project's Python lives besides a plain virtualenv: the folders searched (the project
-root and those above it up to the repository's top), hatch's ``path``, pdm's ``.pdm-python``
-and the pyenv version named by ``.python-version``."""
+root, then those above it up to the repository's top or the enclosing project), hatch's
+``path``, pdm's ``.pdm-python`` and the pyenv version named by ``.python-version``."""
 
 from __future__ import annotations
 
@@ -13,21 +13,29 @@ __all__ = ["hatch_path", "pdm_python", "project_dirs", "pyenv_python"]
 _MAX_UP = 8
 
 
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "uv.lock", "poetry.lock")
+
+
 def project_dirs(root: Path) -> list[Path]:
     """``root``, then its parents up to the repository's top (the folder with ``.git``), so a
-    subfolder finds the project's environment; never the home folder or ``/`` themselves."""
+    subfolder finds the project's environment; outside a repository up to the nearest parent
+    with a Python project marker (pyproject.toml, setup.py, ...), if any. Never the home
+    folder or ``/``."""
     root = root.resolve()
     home = Path.home().resolve()
-    dirs = [root]
     if (root / ".git").exists():
-        return dirs
+        return [root]
+    parents: list[Path] = []
     for parent in list(root.parents)[:_MAX_UP]:
         if parent in (home, Path(parent.anchor)):
             break
-        dirs.append(parent)
+        parents.append(parent)
         if (parent / ".git").exists():
-            break
-    return dirs
+            return [root, *parents]
+    for i, parent in enumerate(parents):
+        if any((parent / marker).is_file() for marker in _MARKERS):
+            return [root, *parents[: i + 1]]
+    return [root]
 
 
 def hatch_path(folder: Path) -> Path | None:

@@ -160,3 +160,12 @@ async def test_fallback_without_pytest_is_one_clear_error(tmp_path: Path) -> Non
     assert isinstance(hint, str)
     assert hint.startswith(f"{missing}; no virtualenv found in {project} or above")
     assert failures == [["pytest", hint]]
+
+
+def test_outside_a_repository_the_enclosing_project_is_searched(tmp_path: Path) -> None:
+    project = _write(tmp_path / "proj", {"pyproject.toml": "[project]\nname = 'p'\n"})
+    python = _linked_python(project / "venv")
+    assert python_env(project / "src/pkg").python == str(python)
+    stray = _write(tmp_path / "loose", {"sub/test_a.py": ""})
+    _linked_python(stray / ".venv")  # a parent without any project marker is not the project
+    assert python_env(stray / "sub").source == "agent-lsp's own Python"
