@@ -21,8 +21,13 @@ __all__ = ["PytestRunner"]
 _FAILURE_LIMIT = 4000
 _COLLECTING = re.compile(r"ERROR collecting (\S+)")
 _SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
-# pytest's own subtests (9+) and pytest-subtests: ``SUBFAILED(n=3) tests/test_x.py::T::test_y``
-_SUBFAILED = re.compile(r"^SUBFAIL(?:ED)?(?P<desc>.*?) (?P<node>\S+\.py::\S+)(?: - .*)?$", re.M)
+# pytest 9's ``SUBFAILED(n=3) tests/test_x.py::T::test_y - ...`` and pytest-subtests'
+# ``(n=3) SUBFAIL tests/test_x.py::T::test_y - ...`` (short test summary lines)
+_SUBFAILED = re.compile(
+    r"^(?P<pre>(?:[\[(].*?[\])] ?)*) ?SUBFAIL(?:ED)?(?P<desc>.*?) (?P<node>\S+\.py::\S+)"
+    r"(?: - .*)?$",
+    re.MULTILINE,
+)
 _AGGREGATE = re.compile(r"^contains \d+ failed subtests?$")
 _RAISED = re.compile(r"^\S[^\n]*?:\d+: (?P<name>[A-Za-z_][\w.]*)\s*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
@@ -157,7 +162,8 @@ def _subtest_labels(output: str) -> dict[str, list[str]]:
     """Node id -> the labels of its failed subtests, in order (``(n=3)``)."""
     labels: dict[str, list[str]] = {}
     for match in _SUBFAILED.finditer(output):
-        labels.setdefault(match["node"], []).append(match["desc"].strip())
+        label = (match["pre"] or match["desc"]).strip()
+        labels.setdefault(match["node"], []).append(label)
     return labels
 
 
