@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from adapters.locate import frame_in, innermost
-from adapters.pyenv import child_env, python_env, python_hint
+from adapters.pyenv import child_env, finish_report, python_env
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell
 from adapters.unittest_runner import dotted_targets, test_id_from_dotted
@@ -115,10 +114,7 @@ class DjangoRunner:
         argv = (env_info.python, "manage.py", "test", "--noinput", *dotted_targets(targets))
         result = await shell.run(argv, cwd=run_root, timeout=timeout, env=child_env(run_root))
         report = await asyncio.to_thread(_build_report, result, run_root, timeout)
-        if report.ok:
-            return report
-        hint = python_hint(result, env_info.python, "django") or env_info.hint()
-        return dataclasses.replace(report, hint=hint) if hint else report
+        return finish_report(report, result, env_info, "django")
 
 
 def _build_report(result: CommandResult, run_root: Path, timeout: float) -> TestReport:

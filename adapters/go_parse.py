@@ -23,6 +23,7 @@ _FRAME = re.compile(r"^\t(?P<file>\S+\.go):(?P<line>\d+)")
 _COMPILE = re.compile(r"^(?P<file>[^\s:#][^:\n]*\.go):(?P<line>\d+)(?::\d+)?: (?P<msg>.*)")
 _BUILD_FAIL = re.compile(r"^FAIL\s+(?P<pkg>\S+)\s+\[(?:build|setup) failed\]")
 _TIMEOUT = re.compile(r"panic: test timed out after (\S+)")
+_CACHED = re.compile(r"^ok\s+\S+\s+\(cached\)")
 
 
 @dataclass
@@ -42,6 +43,7 @@ class _Stream:
     packages: dict[str, _Test] = field(default_factory=dict[str, _Test])
     builds: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     failed_builds: set[str] = field(default_factory=set[str])
+    cached: list[str] = field(default_factory=list[str])  # packages replayed from the cache
 
     def event(self, data: dict[str, Any]) -> None:
         action, pkg = str(data.get("Action", "")), str(data.get("Package", ""))
@@ -57,6 +59,8 @@ class _Stream:
         )
         if action == "output":
             entry.add(text)
+            if not name and _CACHED.match(text) and pkg not in self.cached:
+                self.cached.append(pkg)
         elif action in ("pass", "fail", "skip"):
             entry.status = action
             if action == "fail" and not name and data.get("FailedBuild"):
@@ -67,6 +71,9 @@ class _Stream:
         for line in lines:
             if line.startswith("# "):
                 current = _pkg_of(line[2:])
+                continue
+            if _CACHED.match(line):
+                self.cached.append(line.split()[1])
                 continue
             failed = _BUILD_FAIL.match(line)
             if failed:
@@ -238,6 +245,7 @@ def build_go_report(
         failed=counts["failed"],
         errors=counts["errors"],
         skipped=counts["skipped"],
+        cached=tuple(package_dir(pkg, module) or pkg for pkg in stream.cached),
     )
 
 

@@ -1,4 +1,5 @@
-"""Run ``go test -json`` on a module (offline, ``-race`` where cgo works) and report."""
+"""Run ``go test -json`` on a module (offline; ``-race`` only when the project's Makefile or CI
+runs its tests with it, and cgo works) and report."""
 
 from __future__ import annotations
 
@@ -16,13 +17,35 @@ from adapters.go_parse import build_go_report
 from adapters.results import TestReport, environment_report
 from adapters.shell import Shell, scratch_dir
 
-__all__ = ["GoTestRunner", "go_env", "go_targets", "module_path"]
+__all__ = ["GoTestRunner", "go_env", "go_targets", "module_path", "race_requested"]
 
 _RACE_PLATFORMS = frozenset(
     {"linux/amd64", "linux/arm64", "linux/ppc64le", "linux/s390x", "darwin/amd64"}
     | {"darwin/arm64", "freebsd/amd64", "netbsd/amd64", "windows/amd64"}
 )
 _race_cache: dict[str, bool] = {}
+# `go test -race`, `$(GO) test -v -race`, `TESTFLAGS := -race`, `GOFLAGS=-race` ...
+_RACE_FLAG = re.compile(r"^(?=.*(?:\btest\b|GOFLAGS|TESTFLAGS)).*?(?:\s|=|[\"'])-race\b", re.M)
+_BUILD_FILES = ("Makefile", "GNUmakefile", "makefile", "Taskfile.yml", "Taskfile.yaml", "justfile")
+_CI_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", "*.mk", "scripts/*.sh")
+_CI_FILES = (".gitlab-ci.yml", ".circleci/config.yml", ".travis.yml", "magefile.go")
+
+
+def race_requested(root: Path) -> str | None:
+    """The file (Makefile, CI workflow, ...) that runs ``go test -race``, or None: ``-race``
+    builds a race runtime and instruments every package (a first run takes several times
+    as long), so it is used only when the project asks for it."""
+    files = [root / name for name in (*_BUILD_FILES, *_CI_FILES)]
+    for pattern in _CI_GLOBS:
+        files += sorted(root.glob(pattern))
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        except OSError:
+            continue
+        if _RACE_FLAG.search(text):
+            return path.relative_to(root).as_posix()
+    return None
 
 
 def module_path(root: Path) -> str | None:
@@ -77,7 +100,8 @@ class GoTestRunner:
     name: str = "go test"
 
     def __init__(self, race: bool | None = None) -> None:
-        self._race = race  # None: decide from `go env` (cgo enabled and a C compiler present)
+        # None: -race when the project's Makefile/CI asks for it and `go env` says it works
+        self._race = race
 
     def detect(self, root: Path) -> bool:
         return (root / "go.mod").is_file()
@@ -116,7 +140,8 @@ class GoTestRunner:
             return environment_report(self.name, hint)
         packages, run = go_targets(targets)
         flags = ["-json"]
-        if await self.race_supported(shell, run_root, env):
+        wanted = self._race if self._race is not None else race_requested(project_root)
+        if wanted and await self.race_supported(shell, run_root, env):
             flags.append("-race")
         if timeout > 5:
             # go's own timeout fires first, so the report names the test that hung

@@ -171,4 +171,5 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
         output=cap_text(output, _CONSOLE_LIMIT),
         hint="; ".join(hints) or None,
         parts=tuple(part for r in reports for part in (r.parts or (r,))),
+        cached=tuple(folder for r in reports for folder in r.cached),
     )

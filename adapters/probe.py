@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from adapters.detect import Found, find_toolchains
-from adapters.go_runner import module_path
+from adapters.go_runner import module_path, race_requested
 from adapters.node import node_project
 from adapters.pyenv import python_env
 
@@ -45,9 +45,11 @@ def _go_line(root: Path) -> str:
     go = shutil.which("go")
     module = module_path(root) or "?"
     tool = f"go: {go}" if go else "go: not on PATH (install Go, e.g. `apt-get install golang-go`)"
+    race = race_requested(root)
+    race_text = f"-race as {race} asks (when cgo works)" if race else "no -race (not asked for)"
     return (
-        f"Go module {module}; tests: go test -json ./... (found go.mod; -race when cgo and a C "
-        f"compiler are available; GOPROXY=off unless set); {tool}"
+        f"Go module {module}; tests: go test -json ./... (found go.mod; {race_text}; "
+        f"GOPROXY=off unless set); {tool}"
     )
 
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.results import CommandResult
+from adapters.pyfind import hatch_path, pdm_python, project_dirs, pyenv_python
+from adapters.results import CommandResult, TestReport, environment_report
 
 __all__ = [
+    "FALLBACK",
     "PythonEnv",
     "child_env",
     "find_virtualenv",
+    "finish_report",
     "missing_module_hint",
     "python_env",
     "python_hint",
@@ -21,6 +25,8 @@ __all__ = [
 ]
 
 VENV_NAMES = (".venv", "venv", "env", ".env")
+FALLBACK = "agent-lsp's own Python"
+LOOKED_FOR = "VIRTUAL_ENV, .venv, venv, env, hatch's path, .pdm-python, .python-version"
 # lockfile or marker -> (manager, command that creates the project's environment)
 _MANAGERS = (
     ("uv.lock", "uv", "uv sync"),
@@ -42,24 +48,50 @@ class PythonEnv:
     venv: Path | None  # the virtualenv inside the project, used or not
     manager: str | None  # uv, poetry, pipenv or pdm when their markers are present
     manager_command: str | None
+    root: Path | None = None  # the folder the environment was looked for from
+
+    @property
+    def fallback(self) -> bool:
+        """True when no environment of the project was found: agent-lsp's own Python runs."""
+        return self.source == FALLBACK
+
+    def fallback_hint(self) -> str | None:
+        """Names the interpreter a project without an environment ran with, and what to do."""
+        if not self.fallback:
+            return None
+        where = f" in {self.root} or above" if self.root is not None else ""
+        return (
+            f"no virtualenv found{where} (looked for {LOOKED_FOR}); tests ran with "
+            f"agent-lsp's own Python {self.python}: create .venv with the project's test "
+            "dependencies or set VIRTUAL_ENV"
+        )
+
+    def _venv_label(self) -> str:
+        if self.venv is None:
+            return "none"
+        if self.root is None:
+            return self.venv.name
+        return os.path.relpath(self.venv, self.root.resolve()).replace(os.sep, "/")
 
     def describe(self) -> str:
         """E.g. ``virtualenv: .venv (in use)`` or ``virtualenv: none (uv.lock: run `uv sync`)``."""
         if self.venv is not None:
             used = self.python == venv_python(self.venv)
             state = "in use" if used else f"present but not used; tests use {self.source}"
-            return f"virtualenv: {self.venv.name} ({state})"
+            return f"virtualenv: {self._venv_label()} ({state})"
         if self.source == "VIRTUAL_ENV":
             return f"virtualenv: active VIRTUAL_ENV {os.environ.get('VIRTUAL_ENV', '')}"
         if self.manager is not None:
             return f"virtualenv: none in the project ({self.manager}: `{self.manager_command}`)"
-        return "virtualenv: none found (looked for .venv, venv, env, VIRTUAL_ENV)"
+        if self.fallback:
+            return f"virtualenv: none found (looked for {LOOKED_FOR}; using {self.python})"
+        return f"interpreter from {self.source}"
 
     def hint(self) -> str | None:
         """A next step when the environment probably explains failing tests."""
         if self.venv is not None and self.python != venv_python(self.venv):
             return (
-                f"the project's virtualenv {self.venv.name}/ is not used (tests ran with "
+                f"the project's virtualenv {self._venv_label()}/ is not used (tests ran with "
                 f"{self.python} from {self.source}); deactivate the other environment or "
                 "restart agent-lsp from the project's environment"
             )
@@ -69,7 +101,7 @@ class PythonEnv:
                 f"`{self.manager_command}` (or activate its environment) so tests run "
                 f"with the project's dependencies instead of {self.python}"
             )
-        return None
+        return self.fallback_hint()
 
 
 def venv_python(venv: Path) -> str:
@@ -87,18 +119,22 @@ def _is_venv(path: Path) -> bool:
 
 
 def find_virtualenv(root: Path) -> Path | None:
-    """The project's own virtualenv folder (``.venv``, ``venv``, ...), or None."""
-    for name in VENV_NAMES:
-        candidate = root / name
-        if candidate.is_dir() and _is_venv(candidate):
-            return candidate
+    """The project's own virtualenv (``.venv``, ``venv``, ``env``, hatch's in-project
+    ``path``), in ``root`` or the folders above it up to the repository's top; or None."""
+    for folder in project_dirs(root):
+        hatch = hatch_path(folder)
+        candidates = [*(folder / name for name in VENV_NAMES), *([hatch] if hatch else [])]
+        for candidate in candidates:
+            if candidate.is_dir() and _is_venv(candidate):
+                return candidate
     return None
 
 
 def _manager(root: Path) -> tuple[str, str] | None:
-    for marker, name, command in _MANAGERS:
-        if (root / marker).is_file():
-            return name, command
+    for folder in project_dirs(root):
+        for marker, name, command in _MANAGERS:
+            if (folder / marker).is_file():
+                return name, command
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -112,23 +148,34 @@ def _manager(root: Path) -> tuple[str, str] | None:
 
 
 def python_env(root: Path, explicit: str | None = None) -> PythonEnv:
-    """Choose the interpreter: explicit, then an active VIRTUAL_ENV, then the project's own
-    virtualenv, then the Python running agent-lsp."""
+    """Choose the interpreter: explicit, an active VIRTUAL_ENV, the project's own virtualenv
+    (here or above, up to the repository's top), pdm's ``.pdm-python``, the pyenv version of
+    ``.python-version``; else agent-lsp's own Python (:attr:`PythonEnv.fallback`)."""
     venv = find_virtualenv(root)
     found = _manager(root)
     manager, command = found if found else (None, None)
+
+    def env(python: str, source: str) -> PythonEnv:
+        return PythonEnv(python, source, venv, manager, command, root)
+
     if explicit:
-        return PythonEnv(explicit, "explicit", venv, manager, command)
+        return env(explicit, "explicit")
     active = os.environ.get("VIRTUAL_ENV")
     if active:
         python = venv_python(Path(active))
         if Path(python).is_file():
             if venv is not None and Path(active).resolve() == venv.resolve():
-                return PythonEnv(venv_python(venv), venv.name, venv, manager, command)
-            return PythonEnv(python, "VIRTUAL_ENV", venv, manager, command)
+                return env(venv_python(venv), venv.name)
+            return env(python, "VIRTUAL_ENV")
     if venv is not None:
-        return PythonEnv(venv_python(venv), venv.name, venv, manager, command)
-    return PythonEnv(sys.executable, "agent-lsp's own Python", None, manager, command)
+        return env(venv_python(venv), venv.name)
+    pdm = pdm_python(root)
+    if pdm is not None:
+        return env(pdm, ".pdm-python")
+    pyenv = pyenv_python(root)
+    if pyenv is not None:
+        return env(pyenv[0], f".python-version (pyenv {pyenv[1]})")
+    return env(sys.executable, FALLBACK)
 
 
 def missing_module_hint(output: str, module: str, python: str) -> str | None:
@@ -146,6 +193,28 @@ def python_hint(result: CommandResult, python: str, module: str) -> str | None:
             "VIRTUAL_ENV at a working one"
         )
     return missing_module_hint(result.output, module, python)
+
+
+def finish_report(
+    report: TestReport, result: CommandResult, env: PythonEnv, module: str
+) -> TestReport:
+    """``report`` with the environment's hint. An interpreter that is missing or lacks the
+    runner ``module`` gives one clear error naming it (not the counts of a broken run); a
+    run with agent-lsp's own Python, for want of a project environment, always says so."""
+    if report.ok:
+        hint = env.fallback_hint()
+        return dataclasses.replace(report, hint=hint) if hint else report
+    broken = python_hint(result, env.python, module)
+    if broken is not None:
+        if env.fallback:
+            broken = f"{broken}; {env.fallback_hint()}"
+        return dataclasses.replace(
+            environment_report(report.runner, broken, report.command),
+            duration=report.duration,
+            output=report.output,
+        )
+    hint = env.hint()
+    return dataclasses.replace(report, hint=hint) if hint else report
 
 
 def child_env(run_root: Path) -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import re
 import shutil
 import tomllib
@@ -13,7 +12,7 @@ from itertools import chain
 from pathlib import Path
 
 from adapters.locate import frame_in, innermost, is_assertion
-from adapters.pyenv import child_env, python_env, python_hint
+from adapters.pyenv import child_env, finish_report, python_env
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell, scratch_dir
 
@@ -22,8 +21,13 @@ __all__ = ["PytestRunner"]
 _FAILURE_LIMIT = 4000
 _COLLECTING = re.compile(r"ERROR collecting (\S+)")
 _SUMMARY = re.compile(r"^[=\s]*(\d+ [a-z]+(?:, \d+ [a-z]+)*) in [\d.]+s\b.*$", re.MULTILINE)
-# pytest's own subtests (9+) and pytest-subtests: ``SUBFAILED(n=3) tests/test_x.py::T::test_y``
-_SUBFAILED = re.compile(r"^SUBFAIL(?:ED)?(?P<desc>.*?) (?P<node>\S+\.py::\S+)(?: - .*)?$", re.M)
+# pytest 9's ``SUBFAILED(n=3) tests/test_x.py::T::test_y - ...`` and pytest-subtests'
+# ``(n=3) SUBFAIL tests/test_x.py::T::test_y - ...`` (short test summary lines)
+_SUBFAILED = re.compile(
+    r"^(?P<pre>(?:[\[(].*?[\])] ?)*) ?SUBFAIL(?:ED)?(?P<desc>.*?) (?P<node>\S+\.py::\S+)"
+    r"(?: - .*)?$",
+    re.MULTILINE,
+)
 _AGGREGATE = re.compile(r"^contains \d+ failed subtests?$")
 _RAISED = re.compile(r"^\S[^\n]*?:\d+: (?P<name>[A-Za-z_][\w.]*)\s*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
@@ -85,10 +89,7 @@ class PytestRunner:
             report = await asyncio.to_thread(_build_report, result, junit, run_root, timeout)
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        if report.ok:
-            return report
-        hint = python_hint(result, env_info.python, "pytest") or env_info.hint()
-        return dataclasses.replace(report, hint=hint) if hint else report
+        return finish_report(report, result, env_info, "pytest")
 
 
 def _read(path: Path) -> str:
@@ -161,7 +162,8 @@ def _subtest_labels(output: str) -> dict[str, list[str]]:
     """Node id -> the labels of its failed subtests, in order (``(n=3)``)."""
     labels: dict[str, list[str]] = {}
     for match in _SUBFAILED.finditer(output):
-        labels.setdefault(match["node"], []).append(match["desc"].strip())
+        label = (match["pre"] or match["desc"]).strip()
+        labels.setdefault(match["node"], []).append(label)
     return labels
 
 

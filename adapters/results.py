@@ -73,6 +73,9 @@ class TestReport:
     hint: str | None = None  # an actionable next step when the environment is at fault
     folder: str = ""  # the package folder it ran in ("" for the project root)
     parts: tuple[TestReport, ...] = ()  # the reports merged into this one (a monorepo's packages)
+    # packages (folders) whose results the runner replayed from its cache (go test's
+    # ``(cached)``): their tests were not re-run
+    cached: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -96,6 +99,9 @@ class TestReport:
             text += " (no tests collected)"
         if self.timed_out:
             text += " (timed out)"
+        if self.cached:
+            names = ", ".join(self.cached[:5]) + (", ..." if len(self.cached) > 5 else "")
+            text += f" (cached: {names}; results replayed from the test cache, not re-run)"
         if self.hint:
             text += f"; hint: {self.hint}"
         return text

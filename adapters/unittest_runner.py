@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import re
@@ -14,7 +13,7 @@ from typing import Any, cast
 
 from adapters import unittest_main
 from adapters.locate import frame_in, innermost, project_path
-from adapters.pyenv import child_env, python_env, python_hint
+from adapters.pyenv import child_env, finish_report, python_env
 from adapters.results import CommandResult, TestFailure, TestReport, cap_text, command_report
 from adapters.shell import Shell, scratch_dir
 from adapters.unittest_config import discovery_root
@@ -129,10 +128,7 @@ class UnittestRunner:
             report = await asyncio.to_thread(_build_report, result, out, run_root, timeout)
         finally:
             shutil.rmtree(tmpdir, ignore_errors=True)
-        if report.ok:
-            return report
-        hint = python_hint(result, env_info.python, "unittest") or env_info.hint()
-        return dataclasses.replace(report, hint=hint) if hint else report
+        return finish_report(report, result, env_info, "unittest")
 
 
 def _path_targets(targets: Sequence[str]) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from adapters import PosixShell, PytestRunner, TestReport
+from adapters.pytest_runner import _subtest_labels  # pyright: ignore[reportPrivateUsage]
 from tests.adapters.conftest import copy_fixture
 
 
@@ -84,3 +85,17 @@ async def test_whole_suite_totals(project: Path) -> None:
     report = await _run(project)
     assert _pytest_totals(project) == {"failed": 7, "passed": 3}
     assert (report.passed, report.failed, report.errors, report.skipped) == (2, 6, 0, 0)
+
+
+def test_subtest_labels_of_pytest_and_of_the_pytest_subtests_plugin() -> None:
+    # pytest 9's short summary, then pytest-subtests 0.15's (under pytest 8), as they print them
+    output = (
+        "SUBFAILED(text='a.b') tests/test_subtests.py::TestTable::test_table - Assertio...\n"
+        'FAILED tests/test_slugs.py::test_quotes - AssertionError: slugify("it\'s")\n'
+        "(text='x!') SUBFAIL tests/test_subtests.py::test_fixture - AssertionError: as...\n"
+        "[msg] (n=2) SUBFAIL tests/test_subtests.py::test_fixture\n"
+    )
+    assert _subtest_labels(output) == {
+        "tests/test_subtests.py::TestTable::test_table": ["(text='a.b')"],
+        "tests/test_subtests.py::test_fixture": ["(text='x!')", "[msg] (n=2)"],
+    }

@@ -104,6 +104,10 @@ async def test_folder_and_file_targets_run_exactly_the_tests_under_them(project:
     assert (one.passed, one.failed) == (1, 0)
     both = await _run(project, "tests/unit/test_block.py", "tests/test_misc.py")
     assert (both.passed, both.failed) == (1, 3)
+    top = await _run(project, "tests")
+    assert (top.passed, top.failed) == (3, 4)
+    klass = await _run(project, f"{INLINE}::TestInline")
+    assert (klass.passed, klass.failed) == (2, 1)
 
 
 async def test_subtests_count_once_each_like_unittest(project: Path) -> None:

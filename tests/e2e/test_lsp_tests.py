@@ -129,7 +129,7 @@ async def test_a_run_from_a_source_file_runs_its_tests_and_publishes_them(
         assert await run_tests(client, {"uri": calc_uri}) == {"status": "started"}
         shown = await client.wait_for_message("agent-lsp: tests: ")
         assert shown.message.startswith("agent-lsp: tests: 1 passed, 1 failed, 0 errors")
-        assert shown.message.endswith("s (tests/test_calc.py, for calc.py)")
+        assert shown.message.endswith(" (tests/test_calc.py, for calc.py)")  # after any hint
         await until(lambda: bool(client.diagnostics.get(test_uri)))
         (diagnostic,) = client.diagnostics[test_uri]
         assert diagnostic.message.startswith("tests/test_calc.py::test_average: assert 3.0 == 4")
@@ -156,7 +156,7 @@ async def test_a_run_from_a_source_file_runs_its_tests_and_publishes_them(
         assert await run_tests(client, {"uri": calc_uri}) == {"status": "started"}
         shown = await client.wait_for_message("agent-lsp: tests: ")
         assert shown.message.startswith("agent-lsp: tests: 2 passed, 0 failed, 0 errors")
-        assert shown.message.endswith("s (tests/test_calc.py, for calc.py)")
+        assert shown.message.endswith(" (tests/test_calc.py, for calc.py)")  # after any hint
         await until(lambda: not client.diagnostics.get(test_uri, [1]))
 
 
@@ -202,7 +202,7 @@ async def test_a_targeted_run_leaves_the_tests_it_did_not_run_alone(
         assert await run_tests(client, {"uri": test_buffer}) == {"status": "started"}
         shown = await client.wait_for_message("agent-lsp: tests: ")
         assert shown.message.startswith("agent-lsp: tests: 2 passed, 0 failed, 0 errors")
-        assert shown.message.endswith("s (tests/test_calc.py)")
+        assert shown.message.endswith(" (tests/test_calc.py)")  # after any hint
         await until(lambda: not client.diagnostics.get(test_uri, [1]))
         assert list(client.diagnostics[other_uri]) == [other_failure]  # not run: still shown
 
