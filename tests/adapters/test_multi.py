@@ -137,6 +137,14 @@ def test_merge_ignores_a_toolchain_without_tests() -> None:
     assert not merge_reports([]).ok
 
 
+def test_merge_keeps_the_packages_replayed_from_a_cache() -> None:
+    go = TestReport("go test", (), 3, 0, 0, 0, 1.0, (), 0, False, "", cached=("strs",))
+    py = TestReport("pytest", (), 2, 0, 0, 0, 1.0, (), 0, False, "")
+    merged = merge_reports([go, py])
+    assert merged.cached == ("strs",)
+    assert (merged.passed, merged.parts) == (5, (go, py))
+
+
 def test_unknown_project_probe_report(tmp_path: Path) -> None:
     (tmp_path / "Cargo.toml").write_text("[package]\n")
     (tmp_path / "src").mkdir()
