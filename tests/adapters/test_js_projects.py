@@ -87,6 +87,19 @@ async def test_a_circular_value_in_a_failing_assertion_keeps_every_result(
     assert '"parent": [Circular]' in circular.output
 
 
+async def test_vitest_reports_a_circular_value_too(js_project: ProjectFactory) -> None:
+    # vitest's JSON reporter keeps only message strings: the same failure does not break it
+    root = js_project("js-vitest", "circular")
+    report = await _vitest(root)
+    own, _ = _own_totals(root)
+    assert _totals(report) == own == {"passed": 2, "failed": 3, "skipped": 1}
+    by_id = {f.test_id: (f.file, f.line) for f in report.failures}
+    assert by_id["src/circular.test.js::a circular value that differs"] == (
+        "src/circular.test.js",
+        10,
+    )
+
+
 async def test_jest_keeps_the_scripts_options_and_variables(js_project: ProjectFactory) -> None:
     # "APP_MODE=strict jest --passWithNoTests src/": a file without tests still fails in jest
     # itself (--passWithNoTests only covers finding no files), so both runs count it.
