@@ -148,7 +148,7 @@ def _stack(text: str) -> str:
 
 def _failure_location(text: str, rel: str, run_root: Path) -> tuple[str, int] | None:
     """Where a failed test failed: for an assertion, the test file's own frame (an assertion
-    helper shared by tests is not the place); for a thrown error, where it was thrown."""
+    function shared by tests is not the place); for a thrown error, where it was thrown."""
     stack = _stack(text)
     if _ASSERTION.search(text):
         for frame in stack.splitlines():

@@ -87,6 +87,19 @@ async def test_a_circular_value_in_a_failing_assertion_keeps_every_result(
     assert '"parent": [Circular]' in circular.output
 
 
+async def test_vitest_reports_a_circular_value_too(js_project: ProjectFactory) -> None:
+    # vitest's JSON reporter keeps only message strings: the same failure does not break it
+    root = js_project("js-vitest", "circular")
+    report = await _vitest(root)
+    own, _ = _own_totals(root)
+    assert _totals(report) == own == {"passed": 2, "failed": 3, "skipped": 1}
+    by_id = {f.test_id: (f.file, f.line) for f in report.failures}
+    assert by_id["src/circular.test.js::a circular value that differs"] == (
+        "src/circular.test.js",
+        10,
+    )
+
+
 async def test_jest_keeps_the_scripts_options_and_variables(js_project: ProjectFactory) -> None:
     # "APP_MODE=strict jest --passWithNoTests src/": a file without tests still fails in jest
     # itself (--passWithNoTests only covers finding no files), so both runs count it.
@@ -96,7 +109,7 @@ async def test_jest_keeps_the_scripts_options_and_variables(js_project: ProjectF
     assert _totals(report) == own == {"passed": 3, "failed": 2, "skipped": 1}
     assert (report.errors, report.exit_code, code) == (1, 1, 1)
     ids = {f.test_id for f in report.failures}
-    assert "src/setup-helpers.test.js" in ids
+    assert "src/setup-shared.test.js" in ids
     assert not any(i.startswith("src/env.test.js") for i in ids)
 
 
@@ -156,15 +169,15 @@ async def test_missing_preset_names_it_and_says_how_to_install(
 
 
 async def test_failures_are_located_at_the_tests_own_frame(js_project: ProjectFactory) -> None:
-    root = js_project("js-jest", "helper")
-    report = await _jest(root, "src/helper.test.js")
+    root = js_project("js-jest", "shared-assert")
+    report = await _jest(root, "src/shared.test.js")
     assert (report.passed, report.failed) == (0, 2)
     by_id = {f.test_id: (f.file, f.line) for f in report.failures}
     assert by_id == {
-        # the assertion is in a shared helper: the test's own call is the place
-        "src/helper.test.js::sums through the helper": ("src/helper.test.js", 9),
+        # the assertion is in a function shared by tests: the test's own call is the place
+        "src/shared.test.js::sums through a shared assertion": ("src/shared.test.js", 9),
         # the received value quotes "src/calc.js:3:4", an existing file of the project
-        "src/helper.test.js::a received value quoting a path": ("src/helper.test.js", 13),
+        "src/shared.test.js::a received value quoting a path": ("src/shared.test.js", 13),
     }
 
 

@@ -94,3 +94,17 @@ def test_package_manager_and_workspace_lockfiles(tmp_path: Path) -> None:
     root = node_project(tmp_path)
     assert root is not None
     assert (root.manager, root.install_command, root.workspaces) == ("pnpm", "pnpm install", True)
+
+
+def test_jest_lines_of_a_killed_run_keep_the_finished_files(tmp_path: Path) -> None:
+    finished = {
+        "name": str(tmp_path / "a.test.js"),
+        "status": "passed",
+        "message": "",
+        "assertionResults": [{"title": "t", "status": "passed", "failureMessages": []}],
+    }
+    report_file = tmp_path / "jest.jsonl"
+    report_file.write_text(json.dumps(finished) + '\n{"name": "/b.test.js", "stat')
+    report = build_js_report("jest", _result(None, "", True), report_file, tmp_path, 5)
+    assert (report.passed, report.failed, report.errors) == (1, 0, 1)
+    assert report.failures[0].message == "jest timed out after 5s"
