@@ -9,8 +9,8 @@ from pathlib import Path
 from lsprotocol import types as t
 
 from agent_lsp.safety.trust import TrustStore
+from tests.adapters.conftest import copy_fixture, link_node_modules
 from tests.adapters.conftest import node_modules as node_modules  # the session fixture
-from tests.adapters.test_workspaces import js_workspace
 from tests.conftest import BUG, FIX
 from tests.e2e.editor_client import MESSAGE_WAIT, EditorClient, editor_session
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -212,7 +212,11 @@ async def test_runs_from_files_of_a_workspace_package_run_that_package(
 ) -> None:
     """In a pnpm workspace, runs from a test file and from source files of packages/b run
     packages/b's tests (never another package's suite); its failure shows in its test file."""
-    root = js_workspace(tmp_path / "ws", node_modules)
+    root = copy_fixture("js-workspace", tmp_path / "ws")
+    for folder in ("tools", "packages/a"):
+        link_node_modules(node_modules("js-jest"), root / folder)
+    for folder in ("packages/b", "apps/web/packages/c"):
+        link_node_modules(node_modules("js-vitest"), root / folder)
     b = root / "packages" / "b" / "src"
     test_uri = (b / "price.test.js").resolve().as_uri()
     async with editor_session("vscode", root, server_env) as client:
