@@ -10,6 +10,7 @@ from typing import Protocol
 
 from agent_lsp.compaction import (
     CHARS_PER_TOKEN,
+    KEEP_TURNS,
     MIN_SUMMARISED_TURNS,
     compact,
     estimate_tokens,
@@ -157,6 +158,7 @@ class Agent:
         self.usage = Usage()
         self.messages: list[ChatMessage] = []
         self._unread_calls = 0  # tool calls since the task state was last read
+        self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -244,6 +246,7 @@ class Agent:
             self.limits.summarise
             and estimate_tokens(self.messages) > threshold
             and older_turns(self.messages) >= MIN_SUMMARISED_TURNS
+            and step - self._summary_failed >= KEEP_TURNS
         ):
             summarised = await self._summarise(step)
         if not masked and not summarised:
@@ -267,6 +270,7 @@ class Agent:
             if not (reply.content or "").strip():
                 raise ModelError("the summary came back empty")
         except ModelError as exc:
+            self._summary_failed = step  # not asked again for the next KEEP_TURNS steps
             await self._emit(
                 EventKind.MESSAGE, f"context summary failed ({exc}); old outputs masked only", step
             )
