@@ -69,7 +69,7 @@ def make_model(settings: Settings) -> Model:
 
 def route_of(task: Task) -> str:
     """The `model.routes` entry a task goes by."""
-    if getattr(task, "suggestion", False):
+    if task.suggestion:
         return "suggestions"
     return task.kind.value
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_lsp.messages import TaskStatus
+from agent_lsp.session import route_of
 from agent_lsp.settings import load_settings
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from tests.fakes.channel import RecordingChannel
@@ -120,3 +121,13 @@ def test_a_repository_cannot_route_or_name_a_route_key(tmp_path: Path) -> None:
     route = trusted.settings.model.routes.explain
     assert route is not None and route.api_key_env == "MY_LOCAL_KEY"  # never the repository's
     assert any("ignored model.routes.explain.apiKeyEnv" in w for w in trusted.warnings)
+
+
+def test_each_task_kind_has_its_route() -> None:
+    fix = Task(kind=TaskKind.FIX, instruction="", path="a.py", diagnostic=EXPLAIN.diagnostic)
+    assert [route_of(t) for t in (EXPLAIN, fix, Task(kind=TaskKind.TASK, instruction="x"))] == [
+        "explain",
+        "fix",
+        "task",
+    ]
+    assert route_of(fix.model_copy(update={"suggestion": True})) == "suggestions"
