@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_lsp.compaction import CHARS_PER_TOKEN, compact, estimate_tokens
+from agent_lsp.compaction import (
+    CHARS_PER_TOKEN,
+    KEEP_TURNS,
+    MIN_SUMMARISED_TURNS,
+    compact,
+    estimate_tokens,
+    older_turns,
+    summarise,
+    with_summary,
+)
 from agent_lsp.errors import ModelError
 from agent_lsp.loopguard import LoopGuard
 from agent_lsp.messages import (
@@ -23,7 +32,7 @@ from agent_lsp.messages import (
     ToolResult,
     Usage,
 )
-from agent_lsp.prompt import build_messages, with_context
+from agent_lsp.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import ToolBox
@@ -37,6 +46,8 @@ class Limits:
     max_tokens: int = 1_000_000
     context_window: int = 128_000
     compact_at: float = 0.7
+    summarise: bool = True  # a model call summarises old turns when masking is not enough
+    remind_every: int = 10  # tool calls without a read of the task state before a reminder
 
 
 class TaskHooks(Protocol):
@@ -58,7 +69,9 @@ class TaskHooks(Protocol):
 
     async def tests_checked(self, step: int, ok: bool, summary: str) -> None: ...
 
-    async def compacted(self, step: int, masked: int) -> None: ...
+    async def compacted(self, step: int, masked: int, summarised: int = 0) -> None:
+        """`masked` old outputs and feedback; `summarised` old turns replaced by a summary."""
+        ...
 
     async def step_done(
         self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
@@ -101,7 +114,7 @@ class NoHooks:
     async def tests_checked(self, step: int, ok: bool, summary: str) -> None:
         return None
 
-    async def compacted(self, step: int, masked: int) -> None:
+    async def compacted(self, step: int, masked: int, summarised: int = 0) -> None:
         return None
 
     async def step_done(
@@ -159,6 +172,8 @@ class Agent:
         self.guard = LoopGuard()
         self.usage = Usage()
         self.messages: list[ChatMessage] = []
+        self._unread_calls = 0  # tool calls since the task state was last read
+        self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -195,6 +210,7 @@ class Agent:
                 if reply.tool_calls:
                     nudged = False
                     await self._run_tools(reply.tool_calls, step)
+                    self._remind_of_state(reply.tool_calls)
                     await self._checkpoint(step)
                     if loop := self.guard.looping():
                         return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
@@ -270,16 +286,72 @@ class Agent:
         if estimate_tokens(self.messages) <= threshold:
             return
         self.messages, masked = compact(self.messages)
-        if not masked:
+        summarised = 0
+        if (
+            self.limits.summarise
+            and estimate_tokens(self.messages) > threshold
+            and older_turns(self.messages) >= MIN_SUMMARISED_TURNS
+            and step - self._summary_failed >= KEEP_TURNS
+        ):
+            summarised = await self._summarise(step)
+        if not masked and not summarised:
             return
-        await self.hooks.compacted(step, masked)
+        await self.hooks.compacted(step, masked, summarised)
         context = await self.hooks.context("compaction")
         if context:
             self.messages = with_context(self.messages, self.workspace.root, self.profile, context)
         rebuilt = "; starting context rebuilt" if context else ""
-        await self._emit(
-            EventKind.MESSAGE, f"context compacted: {masked} old outputs masked{rebuilt}", step
+        what = f"{masked} old outputs masked"
+        if summarised:
+            what += f", {summarised} older turns summarised"
+        await self._emit(EventKind.MESSAGE, f"context compacted: {what}{rebuilt}", step)
+
+    async def _summarise(self, step: int) -> int:
+        """One model call summarises the turns before the last ones; the number of turns
+        summarised, 0 when the call failed (the masked history stays: nothing is lost)."""
+        turns = older_turns(self.messages)
+        try:
+            reply = await summarise(self.model, self.messages)
+            if not (reply.content or "").strip():
+                raise ModelError("the summary came back empty")
+        except ModelError as exc:
+            self._summary_failed = step  # not asked again for the next KEEP_TURNS steps
+            await self._emit(
+                EventKind.MESSAGE, f"context summary failed ({exc}); old outputs masked only", step
+            )
+            return 0
+        usage = reply.usage
+        if not usage.prompt_tokens or not usage.completion_tokens:
+            usage = usage.model_copy(
+                update={
+                    "prompt_tokens": usage.prompt_tokens or estimate_tokens(self.messages),
+                    "completion_tokens": usage.completion_tokens or _reply_tokens(reply),
+                    "estimated": True,
+                }
+            )
+        self.usage = self.usage.plus(usage)
+        self.messages = with_summary(self.messages, reply.content or "")
+        return turns
+
+    def _remind_of_state(self, calls: Sequence[ToolCall]) -> None:
+        """After `remind_every` tool calls without a read of the task state, a short note
+        asks the model to re-read it (with the next request)."""
+        if isinstance(self.hooks, NoHooks) or self.limits.remind_every <= 0:
+            return
+        for call in calls:
+            reads = call.name == "read_file" and TASK_FILE in call.arguments
+            self._unread_calls = 0 if reads else self._unread_calls + 1
+        if self._unread_calls < self.limits.remind_every:
+            return
+        self.messages.append(
+            ChatMessage(
+                role="user",
+                content=f"Reminder: {self._unread_calls} tool calls since you last read the "
+                f"task state. Re-read it now (read_file {TASK_FILE}): the goal, the progress "
+                "of every step and the blockers are there.",
+            )
         )
+        self._unread_calls = 0
 
     async def _checkpoint(self, step: int) -> None:
         await self.hooks.step_done(step, self.messages, self.usage, self.workspace.changed_files)

@@ -68,7 +68,8 @@ def _type(field: FieldInfo) -> str:
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         return " \\| ".join(f"`{m.value}`" for m in annotation)
     text = getattr(annotation, "__name__", None) or str(annotation)
-    return text.replace("pydantic.types.", "").replace("|", "\\|")
+    text = text.replace("pydantic.types.", "").replace("agent_lsp.settings.", "")
+    return text.replace("|", "\\|")
 
 
 def _default(field: FieldInfo) -> str:

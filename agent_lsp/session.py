@@ -72,6 +72,13 @@ def make_model(settings: Settings) -> Model:
     return OpenAICompatModel(settings.model)
 
 
+def route_of(task: Task) -> str:
+    """The `model.routes` entry a task goes by."""
+    if task.suggestion:
+        return "suggestions"
+    return task.kind.value
+
+
 def with_tool_protocol(model: Model, mode: ToolCalling) -> Model:
     from agent_lsp.models.text_tools import AutoToolModel, TextToolModel
 
@@ -106,6 +113,7 @@ class Session:
         self._verifier: Verifier | None = None
         self._profile: str | None = None
         self._raw_model: Model | None = None
+        self._routed: dict[str, tuple[Model, Model]] = {}  # kind -> (raw, with tool protocol)
         self.memory = ProjectMemory(self.root)
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
@@ -160,6 +168,19 @@ class Session:
             self._raw_model = self._base_model or make_model(self.settings)
         return self._raw_model
 
+    def routed(self, kind: str, tools: bool = True) -> Model:
+        """The model of a task kind (`model.routes`), the main one behind it; `tools`: with
+        the tool protocol (a task's loop), else raw (calls without tools)."""
+        from agent_lsp.models.routes import routed_model
+
+        if kind not in self._routed:
+            raw = routed_model(kind, self.settings.model, self.raw_model)
+            if raw is self.raw_model:
+                return self.model if tools else raw
+            self._routed[kind] = (raw, with_tool_protocol(raw, self.settings.model.tool_calling))
+        raw, wrapped = self._routed[kind]
+        return wrapped if tools else raw
+
     def gate(self, channel: EditorChannel) -> CommandPolicy:
         """The permission gate of one task: the session's policy, the user's "always allow"
         answers, and every decision recorded in the session log."""
@@ -187,6 +208,7 @@ class Session:
             self._verifier.shell = self.confined(writable)
         if settings.model != self.settings.model:
             self._model = None
+            self._routed = {}
             if self._base_model is None:
                 self._raw_model = None
         self.settings = settings
@@ -324,6 +346,12 @@ class Session:
         profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
         control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
         agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN, control)
+        agent.model = await asyncio.to_thread(self.routed, route_of(task))
+        agent.limits = replace(
+            agent.limits,
+            compact_at=self.settings.compaction.threshold(task.kind.value),
+            summarise=self.settings.compaction.summarise,
+        )
         options = self.settings.memory
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory
@@ -344,7 +372,7 @@ class Session:
             outcome = await agent.run(task, point)
         except BaseException:
             self.control = None
-            self.memory.abandon(memory)
+            self.memory.abandon(memory)  # the task file says cancelled or interrupted
             raise
         self.control = None
         usage = outcome.usage
@@ -357,7 +385,7 @@ class Session:
                 ),
             }
         )
-        distiller = self.raw_model if options.distill else None
+        distiller = self.routed("distillation", tools=False) if options.distill else None
         outcome = await self.memory.finish(memory, outcome, agent.messages, distiller)
         await asyncio.to_thread(self._keep_stop, memory.checkpoint, outcome, agent.messages)
         return outcome
@@ -407,7 +435,7 @@ class Session:
     async def remember(self, note: str) -> RememberResult:
         """The user's "remember this": saved with the running task when it ends, else distilled
         from the last task of this session (one model call), else saved as written."""
-        model = self.raw_model if self.settings.memory.distill else None
+        model = self.routed("distillation", tools=False) if self.settings.memory.distill else None
         return await self.memory.remember(note, model)
 
     async def memory_list(self) -> list[MemoryEntry]:
@@ -441,6 +469,11 @@ class Session:
         close = getattr(self._model or self._raw_model or self._base_model, "aclose", None)
         if close is not None:
             await close()
+        for raw, _ in self._routed.values():
+            close = getattr(raw, "aclose", None)
+            if close is not None:
+                await close()
+        self._routed = {}
 
 
 def _tool_runs(messages: Sequence[ChatMessage]) -> int:

@@ -26,6 +26,9 @@ class _Section(BaseModel):
     )
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
 class ToolCalling(StrEnum):
     AUTO = "auto"
     NATIVE = "native"
@@ -45,6 +48,48 @@ class ModelPrice(_Section):
         if self.input is None or self.output is None:
             return None
         return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+class ModelRoute(_Section):
+    """One task kind's model: a name, and optionally its own endpoint."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_default=True
+    )
+
+    name: str = Field(min_length=1, description="Model name sent to the endpoint.")
+    base_url: str | None = Field(
+        None, description="Its endpoint; unset: the main model's (`model.baseUrl`)."
+    )
+    api_key_env: EnvName | None = Field(
+        None,
+        description="The environment variable holding its API key. Unset: the main model's "
+        "key on the main endpoint, no key on another one.",
+    )
+    max_tokens: int | None = Field(
+        None, ge=16, le=1_000_000, description="Its output cap; unset: `model.maxTokens`."
+    )
+
+
+_ROUTE = (
+    ": a table with `name`, optionally `baseUrl` (unset: `model.baseUrl`), `apiKeyEnv` (the "
+    "environment variable holding its key; unset: the main key on the main endpoint, no key "
+    "on another) and `maxTokens`. Unset: the main model."
+)
+
+
+class ModelRoutes(_Section):
+    explain: ModelRoute | None = Field(None, description="The model of `explain` tasks" + _ROUTE)
+    suggestions: ModelRoute | None = Field(
+        None, description="The model of background suggestions" + _ROUTE
+    )
+    fix: ModelRoute | None = Field(None, description="The model of `fix` tasks" + _ROUTE)
+    task: ModelRoute | None = Field(None, description="The model of free-text tasks" + _ROUTE)
+    distillation: ModelRoute | None = Field(
+        None,
+        description="The model that distils experiences after a task and the user's "
+        "remember" + _ROUTE,
+    )
 
 
 class ModelSettings(_Section):
@@ -75,7 +120,10 @@ class ModelSettings(_Section):
         0.0, description="Sampling temperature; null = endpoint default."
     )
     context_window: int = Field(
-        128_000, ge=2_000, description="Tokens the model accepts; history is compacted at 70%."
+        128_000,
+        ge=2_000,
+        description="Tokens the model accepts; history is compacted at the share the "
+        "`compaction` settings give each task kind.",
     )
     price: ModelPrice = Field(
         default_factory=lambda: ModelPrice.model_validate({}),
@@ -86,6 +134,13 @@ class ModelSettings(_Section):
         ToolCalling.AUTO,
         description="`native` tool calls, `text` (tools described in the prompt, for models "
         "without tool calling), or `auto` (native, switching to text if the endpoint refuses).",
+    )
+    routes: ModelRoutes = Field(
+        default_factory=lambda: ModelRoutes.model_validate({}),
+        description="Other models for some task kinds, e.g. "
+        '`[model.routes.explain] name = "qwen2.5-coder:7b", baseUrl = "http://localhost:11434/v1"`'
+        "; on a connection error, an HTTP 5xx or an unknown model the main model answers "
+        "instead (said in the session log). Only from your own settings.",
     )
 
 
@@ -138,9 +193,6 @@ class MemorySettings(_Section):
     )
 
 
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
 class SandboxSettings(_Section):
     enabled: bool = Field(
         True,
@@ -161,6 +213,38 @@ class SandboxSettings(_Section):
         "until you trust the workspace, and never a name that looks like a secret (KEY, TOKEN, "
         "SECRET, PASSWORD, CREDENTIAL ...).",
     )
+
+
+class CompactionSettings(_Section):
+    fix: float = Field(
+        0.6,
+        ge=0.1,
+        le=0.95,
+        description="Share of `model.contextWindow` at which a fix task's history is compacted.",
+    )
+    task: float = Field(
+        0.7,
+        ge=0.1,
+        le=0.95,
+        description="Share of `model.contextWindow` at which a "
+        "free-text task's history is compacted.",
+    )
+    explain: float = Field(
+        0.5,
+        ge=0.1,
+        le=0.95,
+        description="Share of `model.contextWindow` at which an "
+        "explain task's history is compacted.",
+    )
+    summarise: bool = Field(
+        True,
+        description="When masking old tool outputs is not enough, one model call summarises "
+        "the older turns (the user's instructions and the last 10 turns stay whole); if it "
+        "fails, the masked history is kept.",
+    )
+
+    def threshold(self, kind: str) -> float:
+        return {"fix": self.fix, "explain": self.explain}.get(kind, self.task)
 
 
 class Settings(_Section):
@@ -208,12 +292,20 @@ class Settings(_Section):
     tests: TestSettings = Field(default_factory=lambda: TestSettings.model_validate({}))
     lint: LintSettings = Field(default_factory=lambda: LintSettings.model_validate({}))
     memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
+    compaction: CompactionSettings = Field(
+        default_factory=lambda: CompactionSettings.model_validate({})
+    )
 
 
 USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
 PROJECT_CONFIG = Path(".agent-lsp/config.toml")
-# A repository's own config and the editor never set the API key.
-_PROJECT_FORBIDDEN = (("model", "apiKey"),)
+_ROUTES = ("explain", "suggestions", "fix", "task", "distillation")
+# A repository's own config and the editor never set the API key; a repository never names
+# the variable a route's key is read from.
+_PROJECT_FORBIDDEN = (
+    ("model", "apiKey"),
+    *(("model", "routes", kind, "apiKeyEnv") for kind in _ROUTES),
+)
 _EDITOR_FORBIDDEN = (("model", "apiKey"),)
 _LEVELS = ("L0", "L1", "L2", "L3")
 _WHY = "until you trust this workspace (agent-lsp trust)"
@@ -245,6 +337,10 @@ UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
     ("suggestions", "enabled"): "off",
     ("memory", "distill"): "off",
     ("memory", "inject"): "off",
+    ("compaction", "fix"): "free",
+    ("compaction", "task"): "free",
+    ("compaction", "explain"): "free",
+    ("compaction", "summarise"): "off",
 }
 
 

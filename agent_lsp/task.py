@@ -30,6 +30,7 @@ class Task(BaseModel):
     instruction: str
     path: str | None = None
     diagnostic: DiagnosticInfo | None = None
+    suggestion: bool = False  # prepared in the background (its model: model.routes.suggestions)
 
     def title(self) -> str:
         if self.kind is TaskKind.FIX and self.diagnostic is not None:

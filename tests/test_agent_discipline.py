@@ -76,6 +76,10 @@ async def test_compaction_masks_old_outputs_and_keeps_the_task(
             "pyproject.toml",
             "tests/test_calc.py",
             "calc.py",
+            "pyproject.toml",
+            "tests/test_calc.py",
+            "calc.py",
+            "pyproject.toml",
             "notes.py",
             "pyproject.toml",
         )
@@ -91,6 +95,7 @@ async def test_compaction_masks_old_outputs_and_keeps_the_task(
             "maxRetries": 0,
             "name": "m",
         },
+        compaction={"summarise": False},  # masking only (the last 10 turns stay whole)
     )
     outcome = await session.run_task(FIX_TASK, RecordingChannel())
     await session.aclose()

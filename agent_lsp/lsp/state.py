@@ -178,6 +178,7 @@ class AgentState:
             instruction="",
             path=_relative(session.root, path),
             diagnostic=diagnostic_info(diagnostic),
+            suggestion=True,
         )
         self.tasks.start(
             task,

@@ -14,7 +14,9 @@ from pathlib import Path
 from agent_lsp.memory.layout import Layout
 from agent_lsp.safety.reads import CONTEXT_TOOL, ReadGuard, Refused
 
-SECTIONS = ("goal", "progress", "next", "blockers")
+SECTIONS = ("goal", "progress", "next", "blockers")  # what update_task writes
+# The file's sections, in order: the model's, then the one only the harness writes.
+ORDER = (*SECTIONS, "outcome")
 ALIASES = {
     "goal": "goal",
     "goals": "goal",
@@ -29,7 +31,13 @@ ALIASES = {
     "blocker": "blockers",
     "blockers": "blockers",
     "blocked": "blockers",
+    "outcome": "outcome",
+    "result": "outcome",
 }
+# Lines the harness keeps in `progress` and `blockers` ("- step 3: ..." and the count of the
+# entries no longer shown); update_task replaces the rest of the section and keeps these.
+HARNESS_LINE = re.compile(r"^- (?:step \d+:|\((\d+) earlier (?:entries|entry) not shown)")
+KEEP_ENTRIES = 12
 TITLE = "# Current task\n"
 MAX_FILE_CHARS = 64_000
 PROJECT_CHARS = 6_000
@@ -47,7 +55,7 @@ class TaskState:
     def render(self) -> str:
         body = "".join(
             f"## {name}\n{self.sections[name].rstrip()}\n\n"
-            for name in SECTIONS
+            for name in ORDER
             if name in self.sections
         )
         body += "".join(f"## {name}\n{text.rstrip()}\n\n" for name, text in self.extra.items())
@@ -57,7 +65,7 @@ class TaskState:
         """The known sections, for the model."""
         return "".join(
             f"## {name}\n{self.sections[name].strip()}\n"
-            for name in SECTIONS
+            for name in ORDER
             if self.sections.get(name, "").strip()
         )
 
@@ -128,8 +136,48 @@ def write_task_section(layout: Layout, section: str, content: str) -> None:
     path = layout.task_file
     text = read_text_file(layout.reads, path, path.name, ignored, "update_task") or ""
     state = parse_task(text, path.name, ignored)
-    state.sections[section] = content + "\n"
+    kept = _harness_lines(state.sections.get(section, ""))
+    state.sections[section] = "\n".join([content, *kept]).strip() + "\n"
     layout.reads.write(path, state.render(), "update_task")
+
+
+def add_task_entry(layout: Layout, section: str, entry: str, keep: int = KEEP_ENTRIES) -> None:
+    """Append the harness's `- step N: ...` line to `progress` or `blockers`: the model's own
+    text stays first, then the last `keep` entries and how many earlier ones are not shown."""
+    ignored: list[str] = []
+    path = layout.task_file
+    text = read_text_file(layout.reads, path, path.name, ignored) or TITLE
+    state = parse_task(text, path.name, ignored)
+    old = state.sections.get(section, "")
+    own = [ln for ln in old.strip().splitlines() if not HARNESS_LINE.match(ln)]
+    earlier, entries = 0, []
+    for line in _harness_lines(old):
+        match = HARNESS_LINE.match(line)
+        if match and match.group(1):
+            earlier += int(match.group(1))
+        else:
+            entries.append(line)
+    entries.append(entry)
+    earlier += max(0, len(entries) - keep)
+    entries = entries[-keep:]
+    count = [f"- ({earlier} earlier {'entry' if earlier == 1 else 'entries'} not shown)"]
+    lines = [*own, *(count if earlier else []), *entries]
+    state.sections[section] = "\n".join(lines).strip() + "\n"
+    layout.reads.write(path, state.render())
+
+
+def set_task_outcome(layout: Layout, text: str) -> None:
+    """The task's end status and summary, in the `outcome` section (replaced)."""
+    ignored: list[str] = []
+    path = layout.task_file
+    old = read_text_file(layout.reads, path, path.name, ignored) or TITLE
+    state = parse_task(old, path.name, ignored)
+    state.sections["outcome"] = text.strip() + "\n"
+    layout.reads.write(path, state.render())
+
+
+def _harness_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if HARNESS_LINE.match(ln)]
 
 
 def start_task(layout: Layout, goal: str) -> None:

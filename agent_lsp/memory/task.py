@@ -5,9 +5,11 @@ starting context it is given (at start, after compaction, on resume)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,6 +18,8 @@ from agent_lsp.errors import WorkspaceError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore, TaskLock, record_change
 from agent_lsp.memory.initd import InitRunner
 from agent_lsp.memory.logs import SessionLog
+from agent_lsp.memory.progress import ProgressRecorder
+from agent_lsp.memory.state import set_task_outcome
 from agent_lsp.messages import (
     AgentEvent,
     ChatMessage,
@@ -115,6 +119,8 @@ class TaskMemory:
         self._recalled = list(recalled)
         self._warned: set[str] = set()
         self._pending: tuple[str, bytes | None] | None = None
+        self.progress = ProgressRecorder(runner.layout)
+        self._checked: tuple[bool, str] | None = None  # the harness's own test run this step
 
     @property
     def task_id(self) -> str:
@@ -216,15 +222,18 @@ class TaskMemory:
             self.log.record("memory", "agent", step=step, action=action, path=meta.get("path"))
         if changed and self._pending is not None:
             await self._snapshot(step, call.name, *self._pending)
+            self.progress.changed(self._pending[0], call)
         self._pending = None
+        self.progress.tool(step, call, result)
 
     async def tests_checked(self, step: int, ok: bool, summary: str) -> None:
         self.log.record("tests", "agent", step=step, ok=ok, summary=summary)
+        self._checked = (ok, summary)
         if not ok:
             self.events.failed_runs += 1
 
-    async def compacted(self, step: int, masked: int) -> None:
-        self.log.record("compaction", "agent", step=step, masked=masked)
+    async def compacted(self, step: int, masked: int, summarised: int = 0) -> None:
+        self.log.record("compaction", "agent", step=step, masked=masked, summarised=summarised)
 
     async def step_done(
         self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
@@ -234,12 +243,35 @@ class TaskMemory:
         cp.messages = list(messages)
         cp.changed_files = list(changed)
         await asyncio.to_thread(self.store.save, cp)
+        if self._checked is not None:  # the feedback after it names the failures
+            ok, summary = self._checked
+            last = messages[-1].content or "" if messages else ""
+            self.progress.tests(step, ok, summary.split(" in ")[0], last)
+            self._checked = None
+        await self._keep_state(self.progress.flush, step)
+
+    async def _keep_state(self, write: Callable[..., None], *args: object) -> None:
+        """The harness's entries in the task file; a failed write is a WARN, not a stop."""
+        try:
+            await asyncio.to_thread(write, *args)
+        except OSError as exc:
+            await self.warn(f"task state not updated: {exc}")
 
     # -- end of the task -------------------------------------------------------------------
 
-    def interrupted(self) -> None:
+    def interrupted(self, why: BaseException | None = None) -> None:
         """Cancelled or crashed: keep the checkpoint resumable."""
         self.checkpoint.status = "interrupted"
+        why = why if why is not None else sys.exc_info()[1]  # called while it is handled
+        status = "cancelled" if isinstance(why, asyncio.CancelledError) else "interrupted"
+        detail = f" ({type(why).__name__}: {why})" if status == "interrupted" and why else ""
+        with contextlib.suppress(OSError):
+            self.progress.flush(self.checkpoint.step)
+            set_task_outcome(
+                self.runner.layout,
+                f"{status} at step {self.checkpoint.step}{detail}; the checkpoint is kept "
+                "(resume continues from it)",
+            )
         try:
             self.store.save(self.checkpoint)
         finally:
@@ -250,6 +282,11 @@ class TaskMemory:
         cp = self.checkpoint
         cp.status = "finished"
         cp.outcome = f"{outcome.status.value}: {outcome.summary}"
+        if self._checked is not None:  # the last step ended with the harness's test run
+            self.progress.tests(outcome.steps, self._checked[0], self._checked[1].split(" in ")[0])
+            self._checked = None
+        await self._keep_state(self.progress.flush, outcome.steps)
+        await self._keep_state(self.progress.finish, outcome)
         try:
             await asyncio.to_thread(self.store.save, cp)
         finally:

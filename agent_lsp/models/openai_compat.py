@@ -17,6 +17,16 @@ from agent_lsp.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
+
+class EndpointError(ModelError):
+    """The endpoint failed the call: `status` is its HTTP status, None when it was not
+    reached at all (refused, timed out, lost)."""
+
+    def __init__(self, message: str, status: int | None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_WAIT = 60.0  # the longest Retry-After honoured, in seconds
 
@@ -122,13 +132,16 @@ class OpenAICompatModel:
 
     def _error(
         self, exc: openai.APIStatusError | openai.APIConnectionError, retries: int
-    ) -> ModelError:
+    ) -> EndpointError:
         after = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
         if isinstance(exc, openai.APIStatusError):
-            return ModelError(
-                f"the model endpoint answered HTTP {exc.status_code}: {_error_text(exc)}{after}"
+            return EndpointError(
+                f"the model endpoint answered HTTP {exc.status_code}: {_error_text(exc)}{after}",
+                exc.status_code,
             )
-        return ModelError(f"cannot reach the model at {self.settings.base_url}: {exc}{after}")
+        return EndpointError(
+            f"cannot reach the model at {self.settings.base_url}: {exc}{after}", None
+        )
 
     async def _once(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
         if not self.settings.stream or ("tools" in request and not self._stream_tools):

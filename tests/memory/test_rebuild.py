@@ -37,7 +37,7 @@ async def test_after_a_compaction_the_rebuild_gives_back_the_goal_and_the_next_s
         call("update_task", section="goal", content=goal),
         call("update_task", section="Next step", content=step),
         call("read_file", path="big.txt"),
-        *(call("read_file", path=p) for p in ("README.md", "app.py", "README.md", "app.py")),
+        *(call("read_file", path=p) for p in ("README.md", "app.py") * 6),
         Reply("Done."),
     )
     channel = RecordingChannel()
@@ -55,7 +55,7 @@ async def test_after_a_compaction_the_rebuild_gives_back_the_goal_and_the_next_s
     request = rebuilt[0]
     masked = [m for m in request["messages"] if str(m.get("content")).startswith("[compacted")]
     assert masked and "update_task" in masked[0]["content"]  # its result is gone from history
-    context = system_of(request).split("## Starting context")[1]
+    context = system_of(request).split("## Starting context")[1].split("TASK STATE>>>")[0]
     assert (
         "### Current task (.agent-lsp/state/task/current-task.md; keep it current with "
         f"update_task)\n## goal\n{goal}\n## next\n{step}\n" in context
@@ -64,7 +64,7 @@ async def test_after_a_compaction_the_rebuild_gives_back_the_goal_and_the_next_s
     events = [e.message for e in channel.events]
     assert any(m.endswith("old outputs masked; starting context rebuilt") for m in events)
     state = (plain / ".agent-lsp/state/task/current-task.md").read_text()
-    assert state == f"# Current task\n\n## goal\n{goal}\n\n## next\n{step}\n\n"
+    assert state.startswith(f"# Current task\n\n## goal\n{goal}\n\n## next\n{step}\n\n")
 
 
 def init_commands(log: Path) -> list[dict[str, Any]]:
@@ -245,8 +245,10 @@ async def test_broken_state_files_are_warnings_not_crashes(
     assert "WARN .agent-lsp/state/project/conventions.md: looks corrupted" in system
     assert "### Project state: naming.md\n- snake_case (reason: PEP 8)" in system
     assert "greet-rule" in system  # the readable experience is still found
-    assert (base / "state/task/current-task.md").read_text() == (
-        "# Current task\n\n## goal\ncheck greet\n\n"
+    assert (
+        (base / "state/task/current-task.md")
+        .read_text()
+        .startswith("# Current task\n\n## goal\ncheck greet\n\n## outcome\ncompleted after 1 steps")
     )
 
 
