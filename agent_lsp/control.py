@@ -88,7 +88,7 @@ class TaskControl:
             if text == SKIP and extra:
                 return Answer(None, "the user chose not to answer")
             if text is None or not text.strip():
-                return Answer(None, "the user gave no answer (the question was dismissed)")
+                return Answer(None, "the user gave no answer (dismissed, or no one to answer)")
             return Answer(text.strip())
         return Answer(None, f"no answer within {self.timeout:.0f} s")
 

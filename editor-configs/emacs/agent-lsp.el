@@ -275,6 +275,18 @@ From Lisp, DIAGNOSTIC (an LSP Diagnostic, as a plist) is sent as is."
   (agent-lsp--report (agent-lsp--execute "agentLsp.runTask" (list :task task))))
 
 ;;;###autoload
+(defun agent-lsp-continue (hint)
+  "Continue the agent's stopped task with HINT, its next message."
+  (interactive "sHint for the stopped task: ")
+  (agent-lsp--report (agent-lsp--execute "agentLsp.continue" (list :hint hint))))
+
+;;;###autoload
+(defun agent-lsp-steer (note)
+  "Send NOTE to the agent's running task (taken at its next step)."
+  (interactive "sNote for the running task: ")
+  (agent-lsp--report (agent-lsp--execute "agentLsp.steer" (list :note note))))
+
+;;;###autoload
 (defun agent-lsp-run-tests (&optional this-file)
   "Run the project's test suite; failures become diagnostics.
 With a prefix argument THIS-FILE, run the tests in this file only."

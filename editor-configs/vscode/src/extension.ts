@@ -16,6 +16,7 @@ import {
 import {
   CATEGORY,
   cancelArguments,
+  continueArguments,
   isTaskProgress,
   logTarget,
   missingServerNotice,
@@ -33,6 +34,7 @@ import {
   serverSupports,
   settingKeys,
   statusView,
+  steerArguments,
   type TaskState,
   TaskTracker,
   taskIdOf,
@@ -177,6 +179,15 @@ function createClient(
     initializationOptions: () => currentServerSettings(context),
     synchronize: { configurationSection: SECTION },
     middleware: {
+      // The code action "Agent: continue the stopped task…" carries no hint: ask for one.
+      executeCommand: async (command, args, next) => {
+        const given = args[0] as { taskId?: string; hint?: string } | undefined;
+        if (command === SERVER.continue && given?.hint === undefined) {
+          const asked = await askHint(given?.taskId);
+          return asked === undefined ? undefined : next(command, asked);
+        }
+        return next(command, args);
+      },
       // The server reads `agentLsp` from the notification; VS Code's defaults stay out of it.
       workspace: {
         // The pull model likewise: only what the user set (VS Code would answer with every
@@ -357,6 +368,42 @@ async function remember(): Promise<void> {
   }
 }
 
+async function askHint(taskId?: string): Promise<unknown[] | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: `${CATEGORY}: Continue the stopped task`,
+    prompt: "A hint for the agent: it goes on in the same conversation",
+    placeHolder: "try the + 1 in average()",
+    ignoreFocusOut: true,
+  });
+  return continueArguments(text, taskId);
+}
+
+async function continueTask(): Promise<void> {
+  if ((await readyClient()) === undefined) {
+    return;
+  }
+  const args = await askHint();
+  if (args !== undefined) {
+    await execute(SERVER.continue, args);
+  }
+}
+
+async function steer(): Promise<void> {
+  if ((await readyClient()) === undefined) {
+    return;
+  }
+  const text = await vscode.window.showInputBox({
+    title: `${CATEGORY}: Steer the running task`,
+    prompt: "A note the agent takes at its next step",
+    placeHolder: "use the existing helper in utils.py",
+    ignoreFocusOut: true,
+  });
+  const args = steerArguments(text);
+  if (args !== undefined) {
+    await execute(SERVER.steer, args);
+  }
+}
+
 async function showLog(): Promise<void> {
   const running = client?.state === State.Running ? client : undefined;
   const advertised = running?.initializeResult?.capabilities.executeCommandProvider?.commands;
@@ -409,6 +456,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscode.commands.registerCommand(PALETTE.showLog, showLog),
     vscode.commands.registerCommand(PALETTE.remember, remember),
+    vscode.commands.registerCommand(PALETTE.continue, continueTask),
+    vscode.commands.registerCommand(PALETTE.steer, steer),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         void launch(context, tracker, notifications);

@@ -8,6 +8,8 @@ export const SERVER = {
   cancel: "agentLsp.cancel",
   showLog: "agentLsp.showLog",
   remember: "agentLsp.remember",
+  continue: "agentLsp.continue",
+  steer: "agentLsp.steer",
 } as const;
 
 /**
@@ -20,6 +22,8 @@ export const PALETTE = {
   cancel: "agentLsp.palette.cancel",
   showLog: "agentLsp.palette.showLog",
   remember: "agentLsp.palette.remember",
+  continue: "agentLsp.palette.continue",
+  steer: "agentLsp.palette.steer",
 } as const;
 
 /** The palette category: commands show as "agent-lsp: Run task…" (the product's name). */
@@ -246,6 +250,24 @@ export function cancelArguments(taskId?: string): unknown[] {
 }
 
 export function rememberArguments(text: string | undefined): unknown[] | undefined {
+  const note = (text ?? "").trim();
+  return note === "" ? undefined : [{ note }];
+}
+
+/** `agentLsp.continue` arguments: the hint (required here: cancelling the box sends nothing). */
+export function continueArguments(
+  text: string | undefined,
+  taskId?: string,
+): unknown[] | undefined {
+  if (text === undefined) {
+    return undefined;
+  }
+  const hint = text.trim();
+  return [taskId ? { taskId, hint } : { hint }];
+}
+
+/** `agentLsp.steer` arguments: a note for the running task. */
+export function steerArguments(text: string | undefined): unknown[] | undefined {
   const note = (text ?? "").trim();
   return note === "" ? undefined : [{ note }];
 }

@@ -263,6 +263,10 @@ function M.cancel() run("agentLsp.cancel", nil) end
 --- :AgentTests: the project's tests (failures become diagnostics). :AgentLog: the session log.
 function M.tests() run("agentLsp.runTests", { { uri = vim.uri_from_bufnr(0) } }) end
 function M.log() run("agentLsp.showLog", { {} }) end
+--- :AgentContinue {hint}: the stopped task goes on, the hint its next message.
+--- :AgentSteer {note}: a note for the running task, taken at its next step.
+function M.continue_task(hint) run("agentLsp.continue", { { hint = hint } }) end
+function M.steer(note) run("agentLsp.steer", { { note = note } }) end
 
 -- Nearest directory upwards holding a root marker; else the file's own directory.
 local function find_root(path)
@@ -320,6 +324,10 @@ function M.commands()
   command("AgentCancel", function() M.cancel() end, { desc = "agent-lsp: cancel the task" })
   command("AgentTests", function() M.tests() end, { desc = "agent-lsp: run the tests" })
   command("AgentLog", function() M.log() end, { desc = "agent-lsp: open the session log" })
+  command("AgentContinue", function(a) M.continue_task(a.args) end,
+    { nargs = "+", desc = "agent-lsp: continue the stopped task with a hint" })
+  command("AgentSteer", function(a) M.steer(a.args) end,
+    { nargs = "+", desc = "agent-lsp: a note for the running task" })
 end
 
 function M.setup(opts)
