@@ -12,6 +12,13 @@ from adapters import describe_project, detect_toolchain
 from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.diagnostics import DiagnosticStore
+from agent_lsp.done import (
+    DiagnosticCheck,
+    FirstAnswer,
+    OwnDiagnostics,
+    check_by,
+    definition_of_done,
+)
 from agent_lsp.errors import AgentLspError
 from agent_lsp.gitcli import Git
 from agent_lsp.memory import (
@@ -21,6 +28,7 @@ from agent_lsp.memory import (
     ResumeOffer,
     UndoReport,
 )
+from agent_lsp.memory.task import record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
@@ -103,6 +111,8 @@ class Session:
         self.memory = ProjectMemory(self.root)
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
+        # The LSP layer's re-check of editor diagnostics (a wrapped server); None headless.
+        self.diagnostic_check: DiagnosticCheck | None = None
 
     # -- everything the agent runs goes through one of these (agent_lsp.safety.confined) -----
 
@@ -276,7 +286,24 @@ class Session:
             context_window=self.settings.model.context_window,
         )
         verifier = None if read_only else self.verifier
-        return Agent(self.model, toolbox, workspace, channel, verifier, profile, limits, repo)
+        agent = Agent(self.model, toolbox, workspace, channel, verifier, profile, limits, repo)
+        agent.diagnostic_check = self._diagnostic_check()
+        return agent
+
+    def _diagnostic_check(self) -> DiagnosticCheck:
+        """agent-lsp's own diagnostics first (tests, linters), then the editor's side."""
+        checks: list[DiagnosticCheck] = [OwnDiagnostics(self.checker)]
+        if self.diagnostic_check is not None:
+            checks.append(self.diagnostic_check)
+        return FirstAnswer(checks)
+
+    def _record_definition_of_done(self, task: Task) -> None:
+        by = check_by(task, self.diagnostic_check is not None)
+        definition = definition_of_done(task, self.verifier, by)
+        try:
+            record_definition_of_done(self.memory.layout, definition)
+        except (OSError, AgentLspError) as exc:  # never stops the task
+            self.memory.log.record("warn", "memory", message=f"definition of done not kept: {exc}")
 
     async def run_task(
         self, task: Task, channel: EditorChannel, *, resume: bool = False
@@ -296,6 +323,8 @@ class Session:
         options = self.settings.memory
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory
+        if checkpoint is None:
+            await asyncio.to_thread(self._record_definition_of_done, task)
         started, point = time.monotonic(), memory.resume_point()
         earlier = _tool_runs(point.messages) if point is not None else 0
         try:
