@@ -236,7 +236,7 @@ class Session:
             ListFilesTool(workspace),
             SearchTextTool(workspace),
             FindSymbolTool(workspace, self.symbols),
-            EditFileTool(workspace),
+            EditFileTool(workspace, lambda name: bool(self.symbols.definitions(name))),
             WriteFileTool(workspace),
             RunTestsTool(workspace, self.verifier),
             RunCommandTool(workspace, self.command_shell, policy, timeout),
