@@ -246,7 +246,8 @@ async def test_broken_state_files_are_warnings_not_crashes(
     assert "### Project state: naming.md\n- snake_case (reason: PEP 8)" in system
     assert "greet-rule" in system  # the readable experience is still found
     assert (base / "state/task/current-task.md").read_text() == (
-        "# Current task\n\n## goal\ncheck greet\n\n"
+        "# Current task\n\n## goal\ncheck greet\n\n### definition of done\n"
+        "- tests: none (no test runner found): the result cannot be verified\n\n"
     )
 
 
