@@ -63,6 +63,7 @@ class ShadowWorkspace:
         wanted = {_relative(key): text for key, text in overlays.items()}
         self.dest.mkdir(parents=True, exist_ok=True)
         self._check_folders()
+        self._reset_drift()
         current = self._scan()
         self._remove_stale(current, wanted)
         synced: dict[str, _Entry] = {}
@@ -107,6 +108,42 @@ class ShadowWorkspace:
                 for rel, entry in self._synced.items()
                 if not any(rel == b or rel.startswith(b + "/") for b in broken)
             }
+
+    def _reset_drift(self) -> None:
+        """Hermetic runs: what the last run wrote in ``dest`` is undone before the next one.
+        A file it added is deleted; a copied file it changed (size or mtime differ from the
+        source's, which the copy kept) is forgotten, so this sync copies it again. Caches
+        (``__pycache__``, ``.pytest_cache``…) and overlays (rewritten anyway) are left."""
+        known, keep = self._synced, set(self._overlaid)
+        keep |= {p.as_posix() for rel in self._overlaid for p in PurePosixPath(rel).parents}
+        caches = self.SKIP_DIRS | self.NODE_CACHE_DIRS
+        pending = [""]
+        while pending:
+            folder = pending.pop()
+            try:
+                scanner = os.scandir(self.dest / folder)
+            except OSError:
+                continue
+            with scanner:
+                for item in scanner:
+                    rel = f"{folder}/{item.name}" if folder else item.name
+                    entry = known.get(rel)
+                    if entry is None:
+                        if rel not in keep and item.name not in caches:
+                            with contextlib.suppress(OSError):
+                                _remove(Path(item.path))
+                        elif rel in keep and item.is_dir(follow_symlinks=False):
+                            pending.append(rel)
+                    elif entry.kind == "dir":
+                        if item.is_dir(follow_symlinks=False):
+                            pending.append(rel)
+                    elif entry.kind == "file" and rel not in keep:
+                        try:
+                            info = item.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if (info.st_size, info.st_mtime_ns) != (entry.size, entry.mtime_ns):
+                            del known[rel]
 
     def to_source(self, shadow_path: Path | str) -> Path:
         """Map a path inside ``dest`` (absolute or relative) to the same path in the source.

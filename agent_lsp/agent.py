@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from adapters import TestReport
 from agent_lsp.compaction import (
     CHARS_PER_TOKEN,
     KEEP_TURNS,
@@ -18,6 +19,7 @@ from agent_lsp.compaction import (
     summarise,
     with_summary,
 )
+from agent_lsp.done import DiagnosticCheck, recheck, targeted_tests
 from agent_lsp.errors import ModelError
 from agent_lsp.loopguard import LoopGuard
 from agent_lsp.messages import (
@@ -139,6 +141,15 @@ def _reply_tokens(reply: ModelReply) -> int:
     return max(1, len(out) // CHARS_PER_TOKEN)
 
 
+def _not_passing(what: str, report: TestReport) -> str:
+    return (
+        f"The task is not done: {what} on the current text.\n"
+        + format_report(report)
+        + "\nKeep working until the tests pass: call the tools to read, edit and test. "
+        "If you answer in words only again, the task stops here."
+    )
+
+
 class Agent:
     """One task. Stops when: done (tests pass), the model stopped (it answered in words twice
     in a row while the tests fail: one nudge with the failures, then its words are the
@@ -174,6 +185,10 @@ class Agent:
         self.messages: list[ChatMessage] = []
         self._unread_calls = 0  # tool calls since the task state was last read
         self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
+        self.diagnostic_check: DiagnosticCheck | None = None  # re-asks a fix's diagnostic
+        self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
+        self._told_remains = False  # the model was told once its diagnostic is still there
+        self._failed_check: str | None = None  # why the task ends failed at its end check
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -219,6 +234,10 @@ class Agent:
                     " (its reply was cut at the output cap, [model] maxTokens)" if reply.cut else ""
                 )
                 done, feedback, unverified = await self._check_done(step, task)
+                if self._failed_check is not None:
+                    summary = f"{self._failed_check}; the model says{cut}: {_quote(reply.content)}"
+                    await self._emit(EventKind.MESSAGE, summary, step)
+                    return self._outcome(TaskStatus.FAILED, summary, step, "diagnostic remains")
                 if done and unverified:
                     summary = (
                         f"unverified: {unverified}; the model says{cut}: {_quote(reply.content)}"
@@ -411,16 +430,62 @@ class Agent:
             )
 
     async def _check_done(self, step: int, task: Task) -> tuple[bool, str, str]:
-        """Done is decided by the tests, not by the model's word: (done, the feedback when
-        not, why done is unverified — "" when the tests proved it or nothing needed proof)."""
+        """Done is decided by the tests and, for a fix, by the diagnostic's own source, not
+        by the model's word: (done, the feedback when not, why done is unverified — "" when
+        the tests proved it or nothing needed proof). A diagnostic still reported after the
+        tests pass goes back to the model once; the next time the task fails."""
+        done, feedback, unverified = await self._check_tests(step, task)
+        if not done or task.kind is not TaskKind.FIX or task.diagnostic is None:
+            return done, feedback, unverified
+        await self._emit(EventKind.TOOL_CALL, "checking: is the diagnostic gone?", step)
+        result = await recheck(self.diagnostic_check, task, self.workspace)
+        self._checked["diagnostic"] = result.detail
+        await self._emit(EventKind.TOOL_RESULT, result.detail, step)
+        if result.state != "present":
+            return True, "", unverified
+        if self._told_remains:
+            self._failed_check = f"not fixed: {result.detail} although the tests pass"
+            return False, "", ""
+        self._told_remains = True
+        passing = "" if unverified else "The tests pass, but "
+        return (
+            False,
+            f"The task is not done: {passing}the problem you were asked to fix is still "
+            f"reported: {result.detail}.\nFix its cause (read the code at that line again), "
+            "then finish. If you answer in words only again, the task stops here.",
+            "",
+        )
+
+    async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
+        """The tests affected by the changes first (the test files that import a changed
+        file, and changed test files), then the full suite (SPEC D3)."""
         if self.verifier is None:
             if task.kind is TaskKind.EXPLAIN:
                 return True, "", ""
             return True, "", "no test runner found, so nothing checked the result"
         if self.verifier.passed_since(self.workspace):
+            self._checked.setdefault("full", self._summary_of_last())
             return True, "", ""
-        await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
         try:
+            targets = await targeted_tests(self.workspace.root, self.workspace.changed_files)
+            if targets:
+                shown = ", ".join(targets[:5]) + (" …" if len(targets) > 5 else "")
+                await self._emit(EventKind.TOOL_CALL, f"checking: the affected tests {shown}", step)
+                report = await self.verifier.run(self.workspace, targets)
+                await self.hooks.tests_checked(
+                    step, report.ok, f"targeted {shown}: {report.summary()}"
+                )
+                await self._emit(EventKind.TOOL_RESULT, f"affected tests: {report.summary()}", step)
+                if not report.ok:
+                    return (
+                        False,
+                        _not_passing(
+                            f"the tests affected by your change ({shown}) do not pass", report
+                        ),
+                        "",
+                    )
+                self._checked["targeted"] = f"affected tests ({shown}): {report.summary()}"
+            await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
             report = await self.verifier.run(self.workspace)
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
@@ -428,15 +493,22 @@ class Agent:
         await self.hooks.tests_checked(step, report.ok, report.summary())
         await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
         if report.ok:
+            self._checked["full"] = f"full suite: {report.summary()}"
             return True, "", ""
-        return (
-            False,
-            "The task is not done: the test suite does not pass on the current text.\n"
-            + format_report(report)
-            + "\nKeep working until the tests pass: call the tools to read, edit and test. "
-            "If you answer in words only again, the task stops here.",
-            "",
-        )
+        return False, _not_passing("the test suite does not pass", report), ""
+
+    def _summary_of_last(self) -> str:
+        report = self.verifier.last_report if self.verifier is not None else None
+        return f"full suite: {report.summary()}" if report is not None else ""
+
+    def checked(self, verified: bool) -> str:
+        """What was checked, for the outcome: "verified: …" or "not verified: …"."""
+        parts = [
+            self._checked[k] for k in ("targeted", "full", "diagnostic") if self._checked.get(k)
+        ]
+        if not parts:
+            return ""
+        return ("verified: " if verified else "not verified: ") + "; ".join(parts)
 
     def _outcome(
         self, status: TaskStatus, summary: str, step: int, reason: str, verified: bool = True
@@ -449,6 +521,7 @@ class Agent:
             usage=self.usage,
             changed_files=list(self.workspace.changed_files),
             verified=verified,
+            checked=self.checked(verified and status is TaskStatus.COMPLETED),
         )
 
     async def _emit(self, kind: EventKind, message: str, step: int = 0, **data: object) -> None:

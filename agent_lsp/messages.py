@@ -166,6 +166,9 @@ class TaskOutcome(BaseModel):
     # False when the task "completed" without a test run to prove it (no test runner, or the
     # tests were not permitted): the model's word only. `agent-lsp run` exits 3 then.
     verified: bool = True
+    # What proved the outcome: "verified: full suite: 12 passed, …; diagnostic '…' at
+    # calc.py:3 gone (…)" ("" when nothing was checked).
+    checked: str = ""
     seconds: float = 0.0  # wall time of this run (a resumed task: since it resumed)
     tool_runs: int = 0  # tool calls run in this run
     cost: float | None = None  # USD, from [model.price]; None when no price is set

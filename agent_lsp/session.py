@@ -14,6 +14,13 @@ from adapters.linters import LintIssue
 from agent_lsp.agent import Agent, Limits
 from agent_lsp.control import TaskControl
 from agent_lsp.diagnostics import DiagnosticStore
+from agent_lsp.done import (
+    DiagnosticCheck,
+    FirstAnswer,
+    OwnDiagnostics,
+    check_by,
+    definition_of_done,
+)
 from agent_lsp.errors import AgentLspError
 from agent_lsp.gitcli import Git
 from agent_lsp.memory import (
@@ -25,6 +32,7 @@ from agent_lsp.memory import (
 )
 from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.memory.conflicts import ConflictCheck
+from agent_lsp.memory.task import record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
@@ -118,6 +126,8 @@ class Session:
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
         self.control: TaskControl | None = None  # the running task's: steer, ask_user
+        # The LSP layer's re-check of editor diagnostics (a wrapped server); None headless.
+        self.diagnostic_check: DiagnosticCheck | None = None
 
     # -- everything the agent runs goes through one of these (agent_lsp.safety.confined) -----
 
@@ -258,7 +268,7 @@ class Session:
             ListFilesTool(workspace),
             SearchTextTool(workspace),
             FindSymbolTool(workspace, self.symbols),
-            EditFileTool(workspace),
+            EditFileTool(workspace, lambda name: bool(self.symbols.definitions(name))),
             WriteFileTool(workspace),
             RunTestsTool(workspace, self.verifier),
             RunCommandTool(workspace, self.command_shell, policy, timeout),
@@ -315,9 +325,26 @@ class Session:
             context_window=self.settings.model.context_window,
         )
         verifier = None if read_only else self.verifier
-        return Agent(
+        agent = Agent(
             self.model, toolbox, workspace, channel, verifier, profile, limits, repo, None, control
         )
+        agent.diagnostic_check = self._diagnostic_check()
+        return agent
+
+    def _diagnostic_check(self) -> DiagnosticCheck:
+        """agent-lsp's own diagnostics first (tests, linters), then the editor's side."""
+        checks: list[DiagnosticCheck] = [OwnDiagnostics(self.checker)]
+        if self.diagnostic_check is not None:
+            checks.append(self.diagnostic_check)
+        return FirstAnswer(checks)
+
+    def _record_definition_of_done(self, task: Task) -> None:
+        by = check_by(task, self.diagnostic_check is not None)
+        definition = definition_of_done(task, self.verifier, by)
+        try:
+            record_definition_of_done(self.memory.layout, definition)
+        except (OSError, AgentLspError) as exc:  # never stops the task
+            self.memory.log.record("warn", "memory", message=f"definition of done not kept: {exc}")
 
     async def run_task(
         self,
@@ -356,6 +383,8 @@ class Session:
         memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
         agent.hooks = memory
         self._watch(control, memory.checkpoint, fresh=checkpoint is None)
+        if checkpoint is None:
+            await asyncio.to_thread(self._record_definition_of_done, task)
         started, point = time.monotonic(), memory.resume_point()
         earlier = _tool_runs(point.messages) if point is not None else 0
         if point is not None and hint is not None:

@@ -17,9 +17,10 @@ from typing import Any
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore, TaskLock, record_change
 from agent_lsp.memory.initd import InitRunner
+from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.logs import SessionLog
 from agent_lsp.memory.progress import ProgressRecorder
-from agent_lsp.memory.state import set_task_outcome
+from agent_lsp.memory.state import load_task, set_task_outcome, write_task_section
 from agent_lsp.messages import (
     AgentEvent,
     ChatMessage,
@@ -335,6 +336,18 @@ class TaskMemory:
             await self.warn(f"{rel}: too large to snapshot; this change cannot be undone")
         if is_stack_file(rel):
             self.events.note_stack(rel)
+
+
+DONE_HEADING = "### definition of done"
+
+
+def record_definition_of_done(layout: Layout, definition: str) -> None:
+    """Add the task's definition of done (which tests, which diagnostic) to the goal section
+    of current-task.md, under its own `###` heading (a sub-heading: the readers of the file
+    keep it with the goal); a second call replaces it."""
+    state = load_task(layout, [])
+    goal = (state.sections.get("goal", "") if state is not None else "").split(DONE_HEADING)[0]
+    write_task_section(layout, "goal", f"{goal.rstrip()}\n\n{DONE_HEADING}\n{definition.strip()}")
 
 
 REPLY_CHARS = 2000  # how much of each model reply the session log keeps

@@ -15,6 +15,7 @@ from agent_lsp.fileio import (
     not_text,
 )
 from agent_lsp.messages import ToolResult
+from agent_lsp.names import Known, flag_message, undefined_names
 from agent_lsp.syntax import syntax_error
 from agent_lsp.workspace import Workspace
 
@@ -92,8 +93,22 @@ class EditFileTool:
     read_only = False
     max_shown = 30  # lines of the edited region shown after a re-indented or close match
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, known: Known | None = None) -> None:
         self.workspace = workspace
+        self.known = known  # the project's names (the symbol index): flags hallucinated calls
+        self._flagged: set[tuple[str, str, str]] = set()
+
+    def _unknown_names(self, rel: str, before: str, after: str, args: EditFileArgs) -> str | None:
+        """The refusal of a first edit calling a name defined nowhere; the same call again
+        is the model's confirmation."""
+        if self.known is None:
+            return None
+        names = undefined_names(rel, before, after, args.new_text, self.known)
+        key = (rel, args.old_text, args.new_text)
+        if not names or key in self._flagged:
+            return None
+        self._flagged.add(key)
+        return flag_message(rel, names)
 
     async def run(self, args: EditFileArgs) -> ToolResult:
         ws = self.workspace
@@ -128,6 +143,8 @@ class EditFileTool:
         if broken and not await syntax_error(path, text):
             why = f" ({found.note})" if found.note else ""
             return ToolResult.fail(f"edit rejected, it would break the syntax: {broken}{why}")
+        if refusal := self._unknown_names(args.path, text, found.text, args):
+            return ToolResult.fail(refusal, reason="undefined name")
         await ws.write_text(path, found.text, f"agent-lsp: edit {args.path}")
         return ToolResult.ok(
             self._report(args.path, found),

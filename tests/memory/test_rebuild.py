@@ -248,7 +248,11 @@ async def test_broken_state_files_are_warnings_not_crashes(
     assert (
         (base / "state/task/current-task.md")
         .read_text()
-        .startswith("# Current task\n\n## goal\ncheck greet\n\n## outcome\ncompleted after 1 steps")
+        .startswith(
+            "# Current task\n\n## goal\ncheck greet\n\n### definition of done\n"
+            "- tests: none (no test runner found): the result cannot be verified\n\n"
+            "## outcome\ncompleted after 1 steps"
+        )
     )
 
 
