@@ -112,6 +112,7 @@ class TaskManager:
         if proposals is None and session.settings.apply_mode is ApplyMode.REVIEW:
             proposals = self.proposals
         task_id = task_id or uuid.uuid4().hex[:8]
+        self.outcomes.pop(task_id, None)  # a continued task is reported again when it ends
         stopping = self._stopping if self._stopping and not self._stopping.done() else None
         run = self._run(task_id, task, session, proposals, quiet, resume, stopping, hint, continues)
         job = asyncio.get_running_loop().create_task(run)
