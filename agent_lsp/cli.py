@@ -232,6 +232,8 @@ def _main(argv: list[str]) -> int:
     logging.basicConfig(level=level, handlers=[handler])
     if getattr(args, "root", False) is None:
         args.root = find_root(Path.cwd())
+    elif isinstance(getattr(args, "root", None), Path):
+        args.root = args.root.absolute()  # a sandboxed run starts in it: never relative
     if args.command == "serve":
         from agent_lsp.lsp import create_server
 

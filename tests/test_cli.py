@@ -85,6 +85,18 @@ def test_test_command_runs_the_project_suite(project: Path, server_env: dict[str
     assert "FAILED tests/test_calc.py::test_average at tests/test_calc.py:9" in done.stdout
 
 
+def test_a_relative_root_is_the_folder_it_names(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    # `--root .` in the project, `--root <name>` from its parent: the same suite, the same
+    # totals (a relative root was handed on as is, so the sandboxed run could not find it).
+    for root, cwd in ((".", project), (project.name, project.parent)):
+        done = agent_lsp("test", "--root", root, env=server_env, cwd=cwd)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert done.stdout.startswith("pytest: 1 passed, 1 failed"), done.stdout
+        assert "FAILED tests/test_calc.py::test_average at tests/test_calc.py:9" in done.stdout
+
+
 def test_doctor_checks_the_endpoint(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
