@@ -85,9 +85,7 @@ def test_test_command_runs_the_project_suite(project: Path, server_env: dict[str
     assert "FAILED tests/test_calc.py::test_average at tests/test_calc.py:9" in done.stdout
 
 
-def test_a_relative_root_is_the_folder_it_names(
-    project: Path, server_env: dict[str, str]
-) -> None:
+def test_a_relative_root_is_the_folder_it_names(project: Path, server_env: dict[str, str]) -> None:
     # `--root .` in the project, `--root <name>` from its parent: the same suite, the same
     # totals (a relative root was handed on as is, so the sandboxed run could not find it).
     for root, cwd in ((".", project), (project.name, project.parent)):

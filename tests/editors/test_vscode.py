@@ -120,6 +120,10 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
         "tests.timeout",
         "memory.maxInjected",
         "memory.initStepTimeout",
+        "askTimeout",
+        "compaction.fix",
+        "compaction.task",
+        "compaction.explain",
     }
     assert user_only | window == {k.removeprefix("agentLsp.") for k in properties}
     manifest = _manifest()["contributes"]["configuration"]["properties"]
@@ -167,6 +171,8 @@ def test_palette_commands_do_not_clash_with_the_server_commands() -> None:
         "agentLsp.cancel",
         "agentLsp.showLog",
         "agentLsp.remember",
+        "agentLsp.continue",
+        "agentLsp.steer",
     }
     assert contributed == {
         "agentLsp.palette.runTask",
@@ -174,6 +180,8 @@ def test_palette_commands_do_not_clash_with_the_server_commands() -> None:
         "agentLsp.palette.cancel",
         "agentLsp.palette.showLog",
         "agentLsp.palette.remember",
+        "agentLsp.palette.continue",
+        "agentLsp.palette.steer",
     }
     assert not contributed & server
     assert manifest["main"] == "./out/extension.js"
