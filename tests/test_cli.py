@@ -58,6 +58,29 @@ def test_run_exits_nonzero_when_the_task_is_not_done(
     assert (project / "calc.py").read_text().count(BUG) == 1
 
 
+def test_run_continue_goes_on_with_the_stopped_task_and_the_hint(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    fake_openai.script(Reply("Done!"), Reply("Really done!"))
+    stopped = agent_lsp("run", "fix it", "--root", str(project), env=server_env)
+    assert stopped.returncode == 1, stopped.stdout + stopped.stderr
+    assert "agent-lsp run --continue" in stopped.stdout  # the outcome says how to go on
+    before = fake_openai.requests[-1]["messages"]
+
+    fake_openai.script(*fix_average_script()[1:])  # edit, run the tests, answer
+    hint = "the bug is the + 1 in average()"
+    done = agent_lsp("run", "--continue", hint, "--root", str(project), env=server_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / "calc.py").read_text().count(FIX) == 1
+    sent = fake_openai.requests[2]["messages"]
+    earlier = [m for m in before if m["role"] != "system"]
+    assert [m for m in sent if m["role"] != "system"][: len(earlier)] == earlier  # same talk
+    assert sent[-1] == {"role": "user", "content": hint}  # then the hint
+    again = agent_lsp("run", "--continue", "more", "--root", str(project), env=server_env)
+    assert again.returncode == 2  # a completed task is not continued: said, nothing run
+    assert len(fake_openai.requests) == 5
+
+
 def test_run_reports_a_model_error(project: Path, server_env: dict[str, str]) -> None:
     env = {**server_env, "AGENT_LSP_BASE_URL": "http://127.0.0.1:9/v1"}
     done = agent_lsp("run", "fix it", "--root", str(project), env=env)
