@@ -88,8 +88,9 @@ class TestReport:
             and self.passed > 0
         )
 
-    def summary(self) -> str:
-        """One line such as ``3 passed, 1 failed, 0 errors, 0 skipped in 0.41s``, then the hint."""
+    def summary(self, with_hint: bool = True) -> str:
+        """One line such as ``3 passed, 1 failed, 0 errors, 0 skipped in 0.41s``, then the hint
+        (unless ``with_hint`` is false: a caller that shows the hint elsewhere)."""
         text = (
             f"{self.passed} passed, {self.failed} failed, {self.errors} errors, "
             f"{self.skipped} skipped in {self.duration:.2f}s"
@@ -102,7 +103,7 @@ class TestReport:
         if self.cached:
             names = ", ".join(self.cached[:5]) + (", ..." if len(self.cached) > 5 else "")
             text += f" (cached: {names}; results replayed from the test cache, not re-run)"
-        if self.hint:
+        if self.hint and with_hint:
             text += f"; hint: {self.hint}"
         return text
 

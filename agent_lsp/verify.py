@@ -102,8 +102,9 @@ class Verifier:
 
 
 def format_report(report: TestReport, limit: int = 8) -> str:
-    """The report as the model and the user read it: summary, then each failure."""
-    lines = [f"{report.runner}: {report.summary()}"]
+    """The report as the model and the user read it: the totals, each failure, then the hint
+    (after the failures: a long hint must not push them out of a bounded excerpt)."""
+    lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     for failure in report.failures[:limit]:
         where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
         lines.append(f"FAILED {failure.test_id} at {where or '?'}: {failure.message}")
@@ -113,6 +114,8 @@ def format_report(report: TestReport, limit: int = 8) -> str:
         lines.append(f"... and {len(report.failures) - limit} more failures")
     if not report.failures and not report.ok and report.output:
         lines.append(_indent(_tail(report.output, 60)))
+    if report.hint:
+        lines.append(f"hint: {report.hint}")
     return "\n".join(lines)
 
 

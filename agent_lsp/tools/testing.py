@@ -49,4 +49,6 @@ class RunTestsTool:
         text = format_report(report)
         if report.ok:
             return ToolResult.ok(text, **meta)
-        return ToolResult.fail(f"tests did not pass: {report.summary()}", output=text, **meta)
+        return ToolResult.fail(
+            f"tests did not pass: {report.summary(with_hint=False)}", output=text, **meta
+        )

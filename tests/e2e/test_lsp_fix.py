@@ -30,7 +30,11 @@ async def ask_agent_to_fix(client: EditorClient, uri: str) -> dict[str, str]:
             context=t.CodeActionContext(diagnostics=[DIAGNOSTIC]),
         )
     )
-    assert actions is not None and len(actions) == 2
+    assert actions is not None and len(actions) in (2, 3)
+    if len(actions) == 3:  # a task stopped short on this file: it can be continued from here
+        goon = actions[2]
+        assert isinstance(goon, t.CodeAction) and goon.command is not None
+        assert goon.command.command == "agentLsp.continue"
     explain = actions[1]
     assert isinstance(explain, t.CodeAction) and explain.command is not None
     assert explain.title == "Ask agent to explain: " + DIAGNOSTIC.message
@@ -120,11 +124,13 @@ async def test_model_error_is_shown_and_the_server_stays_up(
         "vscode", project, server_env, {"model": {"maxRetries": 0}}
     ) as client:
         uri = client.open(project / "calc.py")
-        await ask_agent_to_fix(client, uri)
+        started = await ask_agent_to_fix(client, uri)
         shown = await client.wait_for_message("agent-lsp: error")
         assert shown.type == t.MessageType.Error
-        error = (
+        error = (  # what went wrong, then how to go on once the endpoint is back
             "agent-lsp: error: model error: the model endpoint answered HTTP 500: upstream exploded"
+            f" — continue task {started['taskId']} with a hint: the command agentLsp.continue,"
+            " or the code action “Agent: continue the stopped task…”"
         )
         assert re.fullmatch(outcome(error), shown.message)
         # Still serving: a second request works, and a new task can start.

@@ -50,6 +50,9 @@ async def test_a_scripted_task_leaves_the_progress_of_every_step_its_blockers_an
     assert task_file(project) == (
         "# Current task\n\n"
         "## goal\nmake average() return the mean\n\n"
+        "### definition of done\n"
+        "- tests: the tests affected by each change first, then the full suite (pytest) passes on "
+        "the editor's text\n\n"
         "## progress\n"
         f"- step 1: tests: 1 passed, 1 failed, 0 errors, 0 skipped, first failure: {failure}\n"
         f"- step 3: tests: 1 passed, 1 failed, 0 errors, 0 skipped, first failure: {failure}\n"
