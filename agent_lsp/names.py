@@ -1,6 +1,7 @@
-"""Confident hallucinated edits: a Python edit that calls a name defined nowhere — not in the
+"""Confident hallucinated edits: an edit that calls a name defined nowhere — not in the
 edited file, not in the project (the symbol index), not a builtin — is flagged before it is
-written; repeating the same call confirms it."""
+written; repeating the same call confirms it. Python here; JavaScript/TypeScript in
+`names_js`, Go in `names_go`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ import ast
 import builtins
 import keyword
 import re
-from collections.abc import Callable
+from pathlib import Path
+
+from agent_lsp.names_go import undefined_go
+from agent_lsp.names_js import undefined_js
+from agent_lsp.names_tree import Known
+
+__all__ = ["Known", "bound_names", "flag_message", "undefined_names"]
 
 CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
-Known = Callable[[str], bool]  # whether the project defines a name (the symbol index)
+_JS_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
 
 def bound_names(tree: ast.AST) -> set[str]:
@@ -31,8 +38,15 @@ def bound_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def undefined_names(path: str, before: str, after: str, new_text: str, known: Known) -> list[str]:
-    """Names `new_text` calls that the file did not mention before and nothing defines."""
+def undefined_names(
+    path: str, before: str, after: str, new_text: str, known: Known, root: Path | None = None
+) -> list[str]:
+    """Names `new_text` calls that the file did not mention before and nothing defines
+    (`root`: the workspace, for a JS file's installed packages and a Go file's package)."""
+    if path.endswith(_JS_SUFFIXES):
+        return undefined_js(path, before, after, known, root)
+    if path.endswith(".go"):
+        return undefined_go(path, before, after, known, root)
     if not path.endswith(".py"):
         return []
     try:
@@ -57,8 +71,14 @@ def undefined_names(path: str, before: str, after: str, new_text: str, known: Kn
 
 def flag_message(path: str, names: list[str]) -> str:
     shown = ", ".join(f"`{n}`" for n in names)
+    if path.endswith(_JS_SUFFIXES):
+        where = f"{path}, the symbol index, the JavaScript globals, the imported packages"
+    elif path.endswith(".go"):
+        where = f"{path}, the package's files, the symbol index, the Go builtins"
+    else:
+        where = f"{path}, the symbol index, the builtins"
     return (
-        f"not written: {shown} defined nowhere in the project ({path}, the symbol index, the "
-        "builtins); if it is right (defined in another edit, from a package), repeat the same "
-        "call to write it; otherwise correct the name"
+        f"not written: {shown} defined nowhere in the project ({where}); if it is right "
+        "(defined in another edit, from a package), repeat the same call to write it; "
+        "otherwise correct the name"
     )

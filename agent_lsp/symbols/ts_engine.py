@@ -162,3 +162,11 @@ def definitions(text: str, language: Language) -> list[Found]:
             )
         )
     return found
+
+
+def parse(text: str, language: Language) -> tree_sitter.Node | None:
+    """The syntax tree of `text`, or None when the language has no grammar."""
+    grammar = _grammar(language)
+    if grammar is None:
+        return None
+    return _parser(language, grammar).parse(text.encode("utf-8", "replace")).root_node

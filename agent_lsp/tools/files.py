@@ -103,7 +103,7 @@ class EditFileTool:
         is the model's confirmation."""
         if self.known is None:
             return None
-        names = undefined_names(rel, before, after, args.new_text, self.known)
+        names = undefined_names(rel, before, after, args.new_text, self.known, self.workspace.root)
         key = (rel, args.old_text, args.new_text)
         if not names or key in self._flagged:
             return None
