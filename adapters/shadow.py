@@ -9,6 +9,7 @@ import stat
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import ClassVar, NamedTuple
 
 __all__ = ["ShadowWorkspace"]
@@ -23,6 +24,28 @@ class _Entry(NamedTuple):
     size: int = 0
     mtime_ns: int = 0
     target: str = ""
+
+
+_DIR, _FILE = _Entry("dir"), _Entry("file")
+_PLAIN, _MODULES, _DEST_ONLY = 0, 1, 2  # how a folder is listed: copied, shared, dest only
+_NONE: frozenset[str] = frozenset()
+
+
+class _Plan:
+    """One sync: the overlays by folder (``""`` or ``"a/b/"`` -> names), the folders that
+    hold them, the copies and links still to make."""
+
+    def __init__(self, wanted: Mapping[str, str]) -> None:
+        self.files: dict[str, set[str]] = {}
+        self.dirs: dict[str, set[str]] = {}
+        self.pending: list[tuple[str, _Entry]] = []
+        for rel in wanted:
+            folder, _, name = rel.rpartition("/")
+            self.files.setdefault(folder + "/" if folder else "", set()).add(name)
+            while folder:
+                parent, _, name = folder.rpartition("/")
+                self.dirs.setdefault(parent + "/" if parent else "", set()).add(name)
+                folder = parent
 
 
 class ShadowWorkspace:
@@ -44,6 +67,8 @@ class ShadowWorkspace:
     VENV_DIRS: ClassVar[frozenset[str]] = frozenset({".venv", "venv"})
     # cache folders tools create inside node_modules: left out, so they are made in the shadow
     NODE_CACHE_DIRS: ClassVar[frozenset[str]] = frozenset({".cache", ".vite", ".vitest"})
+    # what tests leave in ``dest`` that the next sync keeps (nothing of the source's)
+    CACHE_DIRS: ClassVar[frozenset[str]] = SKIP_DIRS | NODE_CACHE_DIRS
 
     def __init__(self, source: Path, dest: Path, skip: Callable[[str], bool] | None = None) -> None:
         """`skip(rel)`: files and folders never copied (the caller's secret files)."""
@@ -55,95 +80,88 @@ class ShadowWorkspace:
             raise ValueError(f"shadow {dest} must not contain the project {source}")
         nested = real_dest.is_relative_to(real_source)
         self._dest_rel = real_dest.relative_to(real_source).as_posix() if nested else None
-        self._synced: dict[str, _Entry] = {}
-        self._overlaid: set[str] = set()
+        self._src, self._dst = f"{self.source}/", f"{self.dest}/"
+        self._skipped: dict[str, dict[str, bool]] = {}  # folder -> name -> skip(rel), cached
 
     def sync(self, overlays: Mapping[str, str]) -> Path:
-        """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text)."""
+        """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text).
+
+        One walk over the source and ``dest`` side by side, folder by folder: a copied file
+        whose size or mtime differ from the source's (the source changed, or the last test
+        run wrote it: copies keep the source's mtime) is copied again; what ``dest`` has that
+        the source has not is deleted (hermetic runs), except caches (``__pycache__``,
+        ``.pytest_cache``…) and overlays (rewritten anyway). A folder the tests swapped for a
+        symlink is removed, never written or deleted through."""
         wanted = {_relative(key): text for key, text in overlays.items()}
         self.dest.mkdir(parents=True, exist_ok=True)
-        self._check_folders()
-        self._reset_drift()
-        current = self._scan()
-        self._remove_stale(current, wanted)
-        synced: dict[str, _Entry] = {}
-        pending: list[tuple[str, _Entry]] = []
-        for rel, entry in sorted(current.items()):
-            unchanged = self._synced.get(rel) == entry and rel not in self._overlaid
-            if rel in wanted or unchanged:
-                synced[rel] = entry
-            elif entry.kind != "dir":
-                pending.append((rel, entry))  # folders first, then files in parallel
-            elif self._try_materialize(rel, entry):
-                synced[rel] = entry
+        plan = _Plan(wanted)
+        stack: list[tuple[str, int]] = [("", _PLAIN)]
+        while stack:
+            folder, mode = stack.pop()
+            self._sync_folder(folder, mode, plan, stack)
+        pending = plan.pending
         if len(pending) < _PARALLEL_FROM:
-            done = [self._try_materialize(rel, entry) for rel, entry in pending]
+            for rel, entry in pending:
+                self._try_materialize(rel, entry)
         else:
             with ThreadPoolExecutor(_COPY_THREADS) as pool:
-                done = list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
-        synced.update(item for item, ok in zip(pending, done, strict=True) if ok)
+                list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
         for rel, text in wanted.items():
             self._write_overlay(rel, text)
-        self._synced, self._overlaid = synced, set(wanted)
         return self.dest
 
-    def _check_folders(self) -> None:
-        """The tests ran in ``dest`` and may have swapped a folder for a symlink (to ``.git``
-        of the project, say): never write or delete through one. Each such folder is removed
-        and forgotten, so this sync makes it again."""
-        broken: list[str] = []
-        for rel, entry in sorted(self._synced.items(), key=lambda item: item[0].count("/")):
-            if entry.kind != "dir" or any(rel.startswith(b + "/") for b in broken):
-                continue
-            try:
-                info = (self.dest / rel).lstat()
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISDIR(info.st_mode):
-                (self.dest / rel).unlink()
-                broken.append(rel)
-        if broken:
-            self._synced = {
-                rel: entry
-                for rel, entry in self._synced.items()
-                if not any(rel == b or rel.startswith(b + "/") for b in broken)
-            }
-
-    def _reset_drift(self) -> None:
-        """Hermetic runs: what the last run wrote in ``dest`` is undone before the next one.
-        A file it added is deleted; a copied file it changed (size or mtime differ from the
-        source's, which the copy kept) is forgotten, so this sync copies it again. Caches
-        (``__pycache__``, ``.pytest_cache``…) and overlays (rewritten anyway) are left."""
-        known, keep = self._synced, set(self._overlaid)
-        keep |= {p.as_posix() for rel in self._overlaid for p in PurePosixPath(rel).parents}
-        caches = self.SKIP_DIRS | self.NODE_CACHE_DIRS
-        pending = [""]
-        while pending:
-            folder = pending.pop()
-            try:
-                scanner = os.scandir(self.dest / folder)
-            except OSError:
-                continue
+    def _sync_folder(
+        self, folder: str, mode: int, plan: _Plan, stack: list[tuple[str, int]]
+    ) -> None:
+        """Compare one folder (``""`` or ``"a/b/"``) of the source with ``dest``'s: fix folders
+        and stray entries at once, queue copies and links in ``plan``, push subfolders."""
+        files, links, dirs = self._list_source(folder, mode)
+        over, keep = plan.files.get(folder, _NONE), plan.dirs.get(folder, _NONE)
+        done: set[str] = set()
+        try:
+            scanner = os.scandir(self._dst + folder)
+        except OSError:
+            scanner = None
+        if scanner is not None:
             with scanner:
                 for item in scanner:
-                    rel = f"{folder}/{item.name}" if folder else item.name
-                    entry = known.get(rel)
-                    if entry is None:
-                        if rel not in keep and item.name not in caches:
-                            with contextlib.suppress(OSError):
+                    name = item.name
+                    try:
+                        if name in files:
+                            if name not in over:
+                                info = item.stat(follow_symlinks=False)
+                                if S_ISREG(info.st_mode) and files[name] == (
+                                    info.st_size,
+                                    info.st_mtime_ns,
+                                ):
+                                    done.add(name)
+                        elif name in dirs:
+                            if item.is_dir(follow_symlinks=False):
+                                done.add(name)
+                            else:  # swapped for a link or a file: removed, never followed
                                 _remove(Path(item.path))
-                        elif rel in keep and item.is_dir(follow_symlinks=False):
-                            pending.append(rel)
-                    elif entry.kind == "dir":
-                        if item.is_dir(follow_symlinks=False):
-                            pending.append(rel)
-                    elif entry.kind == "file" and rel not in keep:
-                        try:
-                            info = item.stat(follow_symlinks=False)
-                        except OSError:
-                            continue
-                        if (info.st_size, info.st_mtime_ns) != (entry.size, entry.mtime_ns):
-                            del known[rel]
+                        elif name in links:
+                            if item.is_symlink() and str(
+                                Path(item.path).readlink()
+                            ) == self._link_of(links[name]):
+                                done.add(name)
+                        elif name in keep:
+                            if item.is_dir(follow_symlinks=False):
+                                stack.append((f"{folder}{name}/", _DEST_ONLY))
+                        elif name not in over and name not in self.CACHE_DIRS:
+                            _remove(Path(item.path))  # written by a test run, or gone
+                    except OSError:
+                        continue
+        pending = plan.pending
+        for name in files.keys() - done - over:
+            pending.append((folder + name, _FILE))
+        for name in links.keys() - done - over:
+            pending.append((folder + name, links[name]))
+        for name, child_mode in dirs.items():
+            if name not in done:
+                with contextlib.suppress(OSError):
+                    self._materialize(folder + name, _DIR)
+            stack.append((f"{folder}{name}/", child_mode))
 
     def to_source(self, shadow_path: Path | str) -> Path:
         """Map a path inside ``dest`` (absolute or relative) to the same path in the source.
@@ -157,75 +175,57 @@ class ShadowWorkspace:
                 return self.source / path.relative_to(base)
         return path
 
-    def _scan(self) -> dict[str, _Entry]:
-        entries: dict[str, _Entry] = {}
-        pending = [""]
-        while pending:
-            folder = pending.pop()
-            try:
-                scanner = os.scandir(self.source / folder)
-            except OSError:
-                continue
-            with scanner:
-                for item in scanner:
-                    rel = f"{folder}/{item.name}" if folder else item.name
-                    if self.skip is not None and self.skip(rel):
-                        continue
-                    with contextlib.suppress(OSError):
-                        info = item.stat(follow_symlinks=False)
-                        if stat.S_ISLNK(info.st_mode):
-                            entries[rel] = _Entry("link", target=str(Path(item.path).readlink()))
-                        elif stat.S_ISDIR(info.st_mode):
-                            if rel == self._dest_rel:
-                                continue
-                            if item.name == "node_modules":
-                                entries[rel] = _Entry("dir")
-                                self._share_children(rel, entries)
-                            elif item.name in self.VENV_DIRS or _is_venv(item.path):
-                                entries[rel] = _Entry("share", target=item.path)
-                            elif item.name not in self.SKIP_DIRS:
-                                entries[rel] = _Entry("dir")
-                                pending.append(rel)
-                        elif stat.S_ISREG(info.st_mode):
-                            entries[rel] = _Entry("file", info.st_size, info.st_mtime_ns)
-        return entries
-
-    def _share_children(self, rel: str, entries: dict[str, _Entry]) -> None:
-        """One "share" entry per package of a node_modules folder (its caches left out)."""
+    def _list_source(
+        self, folder: str, mode: int
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, _Entry], dict[str, int]]:
+        """One source folder: files (name -> size, mtime), links and shared folders (name ->
+        the link ``dest`` must hold), subfolders to copy (name -> how to list them)."""
+        files: dict[str, tuple[int, int]] = {}
+        links: dict[str, _Entry] = {}
+        dirs: dict[str, int] = {}
+        if mode == _DEST_ONLY:
+            return files, links, dirs
         try:
-            children = list(os.scandir(self.source / rel))
+            scanner = os.scandir(self._src + folder)
         except OSError:
-            return
-        for child in children:
-            if child.name not in self.NODE_CACHE_DIRS:
-                entries[f"{rel}/{child.name}"] = _Entry("share", target=child.path)
+            return files, links, dirs
+        skip, hidden = self.skip, self._skipped.setdefault(folder, {})
+        with scanner:
+            for item in scanner:
+                name = item.name
+                if mode == _MODULES:  # one shared link per package, caches left out
+                    if name not in self.NODE_CACHE_DIRS:
+                        links[name] = _Entry("share", target=item.path)
+                    continue
+                if skip is not None:
+                    secret = hidden.get(name)
+                    if secret is None:
+                        secret = hidden[name] = skip(folder + name)
+                    if secret:
+                        continue
+                try:
+                    if item.is_symlink():
+                        links[name] = _Entry("link", target=str(Path(item.path).readlink()))
+                    elif item.is_dir(follow_symlinks=False):
+                        if folder + name == self._dest_rel:
+                            continue
+                        if name == "node_modules":
+                            dirs[name] = _MODULES
+                        elif name in self.VENV_DIRS or _is_venv(item.path):
+                            links[name] = _Entry("share", target=item.path)
+                        elif name not in self.SKIP_DIRS:
+                            dirs[name] = _PLAIN
+                    else:
+                        info = item.stat(follow_symlinks=False)
+                        if S_ISREG(info.st_mode):
+                            files[name] = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    continue
+        return files, links, dirs
 
-    def _remove_stale(self, current: Mapping[str, _Entry], wanted: Mapping[str, str]) -> None:
-        """Delete shadow paths whose source is gone (or changed kind) and dropped new overlays."""
-        stale = {
-            rel
-            for rel, old in self._synced.items()
-            if rel not in current or current[rel].kind != old.kind
-        }
-        stale |= {rel for rel in self._overlaid - wanted.keys() if rel not in current}
-        removed: set[str] = set()
-        for rel in sorted(stale):
-            parents = PurePosixPath(rel).parents
-            if any(parent.as_posix() in removed for parent in parents):
-                continue
-            _remove(self.dest / rel)
-            removed.add(rel)
-            self._prune_empty_parents(rel, current)
-
-    def _prune_empty_parents(self, rel: str, current: Mapping[str, _Entry]) -> None:
-        for parent in PurePosixPath(rel).parents:
-            name = parent.as_posix()
-            if name == "." or name in current:
-                return
-            try:
-                (self.dest / name).rmdir()
-            except OSError:
-                return
+    def _link_of(self, entry: _Entry) -> str:
+        """The target of the link ``dest`` holds for a link or shared folder of the source."""
+        return entry.target if entry.kind == "share" else self._link_target(entry.target)
 
     def _try_materialize(self, rel: str, entry: _Entry) -> bool:
         try:
@@ -235,7 +235,7 @@ class ShadowWorkspace:
         return True
 
     def _materialize(self, rel: str, entry: _Entry) -> None:
-        target = self.dest / rel
+        target = Path(self._dst + rel)
         if entry.kind == "dir":
             if target.is_symlink() or (target.exists() and not target.is_dir()):
                 _remove(target)
@@ -243,7 +243,7 @@ class ShadowWorkspace:
             return
         _remove(target)
         if entry.kind == "file":
-            shutil.copy2(self.source / rel, target, follow_symlinks=False)
+            shutil.copy2(self._src + rel, target, follow_symlinks=False)
         elif entry.kind == "share":
             target.symlink_to(entry.target, target_is_directory=Path(entry.target).is_dir())
         else:
@@ -270,7 +270,7 @@ class ShadowWorkspace:
 
 
 def _is_venv(path: str) -> bool:
-    return Path(path, "pyvenv.cfg").is_file()
+    return os.path.isfile(path + "/pyvenv.cfg")  # noqa: PTH113 (no Path object per folder)
 
 
 def _relative(key: str) -> str:
