@@ -30,6 +30,7 @@ KeyboardEvent MouseEvent MutationObserver Node Notification Option PointerEvent 
 XMLHttpRequest XMLSerializer
 describe it test expect beforeEach afterEach beforeAll afterAll jest vi suite context
 before after fit fdescribe xit xdescribe xtest bench expectTypeOf assertType
+$ jQuery
 """
 
 _GO = """

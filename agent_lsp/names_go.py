@@ -50,21 +50,29 @@ def undefined_go(path: str, before: str, after: str, known: Known, root: Path | 
         return []  # a dot import may bring anything
     old = set(re.findall(r"[A-Za-z_]\w*", before))
     folder = PurePosixPath(path).parent
-    bound: set[str] | None = None
+    local: set[str] | None = None  # parsed only when a call is new to the file
+    package: set[str] | None = None
+    packages: dict[str, set[str] | None] = {}
     found: list[str] = []
     for operand, name in _calls(tree):
         label = f"{operand}.{name}" if operand else name
-        if label in found or name in old or (not operand and name in GO_BUILTINS):
+        if label in found or name in old or (operand and (root is None or operand not in imports)):
             continue
-        if bound is None:  # parsed once, only when a call is new to the file
-            bound = bound_names(tree, _FIELDS, frozenset())
-            bound |= _package_names(root, folder, path) if root is not None else set()
-        if not operand:
-            if name not in bound and not known(name):
-                found.append(label)
-        elif operand not in bound and root is not None and operand in imports:
-            declared = _project_package(root, folder, imports[operand])
+        if not operand and name in GO_BUILTINS:
+            continue
+        if local is None:
+            local = bound_names(tree, _FIELDS, frozenset())
+        if operand and root is not None and operand not in local:
+            target = imports[operand]
+            if target not in packages:
+                packages[target] = _project_package(root, folder, target)
+            declared = packages[target]
             if declared is not None and name not in declared:
+                found.append(label)
+        elif not operand and name not in local and not known(name):
+            if package is None:
+                package = _package_names(root, folder, path) if root is not None else set()
+            if name not in package:
                 found.append(label)
     return found
 

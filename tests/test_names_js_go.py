@@ -237,3 +237,50 @@ async def test_the_edit_tool_flags_a_go_call_until_it_is_repeated(
     ) in messages[1]
     assert "edited cart/cart.go at line 16" in messages[2]
     assert text == CART_GO.replace(OLD_GO, BAD_GO)
+
+
+MORE_GOOD_JS = """\
+  const { parse: parseIt } = require("pretty-money");
+  for (const [key, { run }] of Object.entries(items)) run(key);
+  try { later(); } catch (onError) { onError(); }
+  (function () { return 1; })();
+  return parseIt(hoisted(items));
+"""
+
+
+def test_js_lets_through_hoisting_patterns_catch_and_calls_of_expressions(
+    tmp_path: Path,
+) -> None:
+    root = js_project(tmp_path)
+    text = CART_JS + "\nfunction hoisted(x) {\n  return x;\n}\nfunction later() {}\n"
+    (root / "src/cart.js").write_text(text)
+    assert flagged(root, "src/cart.js", OLD_JS, MORE_GOOD_JS) == []
+
+
+MORE_GOOD_GO = """\
+\tpick := func(xs []Item) []Item { return xs }
+\tvar conv Money = Money(len(pick(items)))
+\tget := Item.Price2
+\t_ = get
+\treturn float64(conv) + Max[float64](1, 2) + util.Clamp(1, 2, 3)
+"""
+MONEY_GO = """\
+package cart
+
+type Money float64
+
+func Max[T ~float64](a, b T) T { return a }
+
+func (i Item) Price2() float64 { return i.Price }
+"""
+
+
+def test_go_lets_through_sibling_types_generics_and_method_expressions(tmp_path: Path) -> None:
+    root = go_project(tmp_path)
+    (root / "cart/money.go").write_text(MONEY_GO)
+    (root / "cart/cart_test.go").write_text(
+        'package cart_test\n\nimport "example.com/shop/cart"\n\nvar _ = cart.Total(nil)\n'
+    )
+    assert flagged(root, "cart/cart.go", OLD_GO, MORE_GOOD_GO) == []
+    test_old = "var _ = cart.Total(nil)\n"
+    assert flagged(root, "cart/cart_test.go", test_old, "var _ = cart.Totl(nil)\n") == ["cart.Totl"]
