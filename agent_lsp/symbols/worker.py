@@ -8,6 +8,11 @@ ones (well under a millisecond of work) are extracted in the calling thread.
 
 - The child is started with "spawn" (the parent is multi-threaded: forking it could copy a lock
   held by another thread), on the first call that needs it, and reused afterwards.
+- A cold build (`index_files()` of `pool_bytes`, 2 MiB, or more) goes to a pool of `workers`
+  processes (one per core by default) instead, also "spawn": started for that build and shut
+  down before it returns, so that no worker outlives it (memory) and none inherits this
+  process's state. Workers get paths and send back plain tuples; each file is read, hashed and
+  parsed once, in one worker.
 - `extract_files()` extracts files from the disk: the child reads them itself and takes many per
   round trip, a few batches in flight so that it never waits for the parent; the parent turns
   the results back into `FileSymbols` and, rather than wait, extracts small files itself.
