@@ -218,6 +218,29 @@ def test_a_cache_folder_linked_out_of_the_project_is_not_written(tmp_path: Path)
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link out", "folder"])
+def test_a_planted_cache_that_is_no_regular_file_is_ignored(tmp_path: Path, kind: str) -> None:
+    project = make_project(tmp_path / "project")
+    path = persisted.cache_path(project)
+    path.parent.mkdir(parents=True)
+    outside = tmp_path / "outside.bin"
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    elif kind == "link out":
+        built(project).close()
+        outside.write_bytes(path.read_bytes())
+        path.unlink()
+        path.symlink_to(outside)
+    else:
+        path.mkdir()
+    index = built(project)
+    assert (index.parsed, index.reused) == (4, 0)
+    assert snapshot(index) == fresh(project)
+    if kind == "link out":
+        assert not path.is_symlink()  # the link was replaced, the file outside left alone
+        assert persisted.load(path, "auto", project).keys() == set(FILES)
+
+
 def stdlib_copy(target: Path, count: int = 40) -> Path:
     """A copy of real files: the biggest `count` of this interpreter's standard library."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])

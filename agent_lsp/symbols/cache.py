@@ -24,6 +24,7 @@ import dataclasses
 import importlib
 import marshal
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -86,10 +87,14 @@ def fingerprint(engine: Engine) -> tuple[object, ...]:
     return (FORMAT, sys.version_info[:2], engine, describe_engines(engine), _versions())
 
 
-def load(path: Path, engine: Engine) -> Entries:
-    """The stored entries, or none when the file is missing, damaged or from other code."""
+def load(path: Path, engine: Engine, root: Path | None = None) -> Entries:
+    """The stored entries, or none when the file is missing, damaged or from other code, or
+    not a regular file reached without links (from `root`, when given): a checked-out tree
+    could hold a FIFO or a link to a device there."""
+    if root is not None and not _inside(path.parent, root):
+        return {}
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
     except OSError:
         return {}
     head = len(MAGIC)
@@ -220,6 +225,15 @@ def save(path: Path, root: Path, entries: Entries, engine: Engine) -> bool:
             temp.unlink()
         return False
     return True
+
+
+def _read_regular(path: Path) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as source:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return source.read()
 
 
 def _inside(folder: Path, root: Path) -> bool:

@@ -192,9 +192,9 @@ class SymbolIndex:
         found = self._scan()
         with self._lock:
             known = dict(self._files)
-        cached = (
-            {} if self._built or self.cache is None else persisted.load(self.cache, self.engine)
-        )
+        cached: persisted.Entries = {}
+        if not self._built and self.cache is not None:
+            cached = persisted.load(self.cache, self.engine, self.root)
         stale: list[_Stale] = []
         reused: list[IndexedFile] = []
         for key, (mtime_ns, size, ctime_ns) in found.items():
