@@ -46,6 +46,7 @@ from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.symbols import SymbolIndex, repo_map
+from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.index import Extractor
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
@@ -117,7 +118,7 @@ class Session:
         self._model: Model | None = None
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
-        self.symbols = SymbolIndex(self.root, extractor=extractor)
+        self.symbols = SymbolIndex(self.root, extractor=extractor, cache=cache_path(self.root))
         self._verifier: Verifier | None = None
         self._profile: str | None = None
         self._raw_model: Model | None = None

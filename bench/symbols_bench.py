@@ -9,6 +9,10 @@ the incremental figures can modify files. On that copy:
 - incremental: `update_file()` of one changed file (the editor-buffer path: one parse) and
   `refresh()` after that file changed on disk (walk + stat of the whole tree, one parse);
   medians of 20;
+- cold / warm / one-file change (`symbols_warm.py`): a fresh build serially, through the process
+  pool and with the code of `--baseline` (db7ed13), a warm start from the persisted index, and
+  `refresh()` after one file changed, against ctags in the same rotated rounds
+  (`--cold-warm-only` stops after them);
 - no-op `refresh()` (nothing changed: the walk and stats alone) and the queries
   `definitions()` / `references()` on the built index;
 - extraction in a child process (`ProcessExtractor`): the full build through it (in the rounds
@@ -47,6 +51,7 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
+import symbols_warm  # noqa: E402
 from lsp_workloads import generate_python  # noqa: E402
 
 from agent_lsp.symbols import SymbolIndex, extract  # noqa: E402
@@ -334,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--changed", default="argparse.py", help="file changed incrementally")
     parser.add_argument("--gap-runs", type=int, default=9, help="extractions of the big buffer")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH)
+    parser.add_argument("--warm-rounds", type=int, default=5, help="rounds of cold/warm figures")
+    parser.add_argument("--baseline", default="db7ed13", help="git revision of 'previous'")
+    parser.add_argument(
+        "--cold-warm-only", action="store_true", help="only the cold / warm / one-file figures"
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="symbols-bench-") as temp:
@@ -341,6 +351,22 @@ def main(argv: list[str] | None = None) -> int:
         files, lines, size = copy_tree(args.source, tree)
         print(f"tree: copy of {args.source}: {files} files, {lines:,} lines, {size / 1e6:.1f} MB")
         found_ctags = find_ctags()
+        cold_warm = symbols_warm.bench(
+            tree,
+            found_ctags[0] if found_ctags else None,
+            args.warm_rounds,
+            args.baseline,
+            args.incremental_runs,
+            tree / args.changed,
+        )
+        shutil.rmtree(tree / ".agent-lsp", ignore_errors=True)
+        print("\n".join(symbols_warm.report(cold_warm)))
+        if args.cold_warm_only:
+            output = args.output.with_name("symbols_warm.json")
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(cold_warm, indent=2) + "\n")
+            print(f"load average: {os.getloadavg()}\nwritten: {output}")
+            return 0
         rss_before = rss_mib()
         # rounds interleave ctags and both engines, so load from other processes hits all alike
         names = ("ctags", "tree-sitter", "regex", "parse", "child process")
@@ -421,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {
         "tree": {"source": str(args.source), "files": files, "lines": lines, "bytes": size},
         "ctags": ctags,
+        "cold_warm": cold_warm,
         "build": builds,
         "incremental": incremental,
         "queries": queries,
@@ -461,6 +488,7 @@ def report(results: dict[str, Any]) -> str:
         f"\nfull build, {tree['files']} files / {tree['lines']:,} lines "
         f"/ {tree['bytes'] / 1e6:.1f} MB (median)",
     ]
+    out[:0] = ["", *symbols_warm.report(results["cold_warm"])]
     out.append(f"  {'':<27}{'wall':>9}  {'ratio':>6}  {'CPU':>9}  {'ratio':>6}")
 
     def row(label: str, figures: dict[str, Any]) -> str:

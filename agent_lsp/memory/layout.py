@@ -23,6 +23,7 @@ IGNORED = (
     "state/session/",
     "memory/index.sqlite*",
     "proposals/",
+    "cache/",
 )
 SESSION_KEEP_SECONDS = 14 * 24 * 3600
 

@@ -1,8 +1,9 @@
 """`SymbolIndex`: the definitions and identifier counts of every source file under a root.
 
 Built by walking the tree (vendored, virtualenv, VCS, cache and build directories skipped; big
-files skipped), kept per file with the mtime and size it was parsed at. `refresh()` re-parses only
-files whose mtime or size changed; `update_file()` takes an editor buffer's text, which then wins
+files skipped), kept per file with the stamp it was parsed at (mtime, ctime, size) and the digest
+of its bytes. `refresh()` reads only files whose stamp changed, and parses only those whose digest
+changed too; `update_file()` takes an editor buffer's text, which then wins
 over the disk until `close_file()`. Parsing happens outside the lock, so a build in a worker
 thread never blocks readers for long; every query works on immutable per-file snapshots.
 
@@ -10,6 +11,11 @@ Parsing is done by the index's `extractor`: plain `extract` in the calling threa
 one that parses elsewhere (`worker.ProcessExtractor`, in a child process, so that big files do not
 hold this process's GIL). An extractor that also has `extract_files` is given the changed files of
 a refresh all at once (paths, not texts), to read, batch and order them as it likes.
+
+With `cache` (a path, see `cache.cache_path`), the first refresh takes every file whose stamp (or,
+failing that, digest) matches the persisted index from it instead of parsing it; the index is
+saved after that first refresh and by `close()`. `parsed` and `reused` count the files parsed
+from the disk and the ones taken without parsing.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from agent_lsp.fileio import read_disk_text
+from agent_lsp.symbols import cache as persisted
+from agent_lsp.symbols.disk import Indexed, index_disk_file
 from agent_lsp.symbols.extract import describe_engines, extract
 from agent_lsp.symbols.lexical import reference_lines
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language, language_for
@@ -49,17 +57,22 @@ REFERENCE_TEXT_MAX = 200
 Extractor = Callable[[str, Language, Engine], FileSymbols]  # `extract(text, language, engine)`
 
 
+DiskJob = tuple[Path, Language, int, bytes | None]  # path, language, size, expected digest
+# key, mtime_ns, size, ctime_ns, the digest and symbols indexed so far (or None)
+_Stale = tuple[str, int, int, int, bytes | None, FileSymbols | None]
+
+
 @runtime_checkable
 class FileExtractor(Protocol):
-    """An extractor that also reads files itself: `extract_files` yields, for every one of the
-    (path, language, size in bytes), its position and its symbols (None when it cannot be read),
-    in any order."""
+    """An extractor that also reads files itself: `index_files` yields, for every one of the
+    (path, language, size in bytes, expected digest), its position and what
+    `disk.index_disk_file` gives (None when it cannot be read), in any order."""
 
     def __call__(self, text: str, language: Language, engine: Engine, /) -> FileSymbols: ...
 
-    def extract_files(
-        self, files: Sequence[tuple[Path, Language, int]], engine: Engine, /
-    ) -> Iterator[tuple[int, FileSymbols | None]]: ...
+    def index_files(
+        self, files: Sequence[DiskJob], engine: Engine, /
+    ) -> Iterator[tuple[int, Indexed | None]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +84,8 @@ class IndexedFile:
     size: int
     symbols: FileSymbols
     buffer: str | None = None
+    ctime_ns: int = -1
+    digest: bytes = b""  # of the disk's bytes parsed (empty for a buffer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +111,12 @@ class SymbolIndex:
         max_files: int = DEFAULT_MAX_FILES,
         skip_dirs: Iterable[str] = DEFAULT_SKIP_DIRS,
         extractor: Extractor | None = None,
+        cache: Path | None = None,
     ) -> None:
         self.root = root.resolve()
+        self.cache = cache
+        self.parsed = 0  # files read from the disk and parsed
+        self.reused = 0  # files taken from the persisted index, or found unchanged by digest
         self.engine: Engine = engine
         self.extractor: Extractor = extract if extractor is None else extractor
         self.max_file_bytes = max_file_bytes
@@ -113,6 +132,7 @@ class SymbolIndex:
         self._built = False
         self._generation = 0
         self._totals: tuple[int, Counter[str]] | None = None
+        self._saved = -1  # the generation last saved to the cache
 
     # ------------------------------------------------------------------ status
 
@@ -135,7 +155,13 @@ class SymbolIndex:
         return f"{files}; engine: {describe_engines(self.engine)}"
 
     def close(self) -> None:
-        """Release the extractor (its child process, if any); queries keep working."""
+        """Save the index (with a cache, unless a refresh is running: it saves itself) and
+        release the extractor (its child process, if any); queries keep working."""
+        if self._refresh_lock.acquire(blocking=False):
+            try:
+                self._save()
+            finally:
+                self._refresh_lock.release()
         close: Callable[[], object] | None = getattr(self.extractor, "close", None)
         if close is not None:
             close()
@@ -149,25 +175,48 @@ class SymbolIndex:
                 for key in [k for k, f in self._files.items() if f.buffer is None]:
                     self._drop(key)
             self._refresh()
+            self._save()
         return len(self._files)
 
     def refresh(self) -> int:
         """Parse new files and files whose mtime or size changed, forget deleted ones (editor
         buffers are left alone); returns how many files changed. The first call builds."""
         with self._refresh_lock:
-            return self._refresh()
+            first = not self._built
+            changed = self._refresh()
+            if first:
+                self._save()
+            return changed
 
     def _refresh(self) -> int:
         found = self._scan()
         with self._lock:
             known = dict(self._files)
-        stale = [
-            (key, mtime_ns, size)
-            for key, (mtime_ns, size) in found.items()
-            if (old := known.get(key)) is None
-            or (old.buffer is None and (old.mtime_ns, old.size) != (mtime_ns, size))
-        ]
-        changed = self._load_disk(stale)
+        cached: persisted.Entries = {}
+        if not self._built and self.cache is not None:
+            cached = persisted.load(self.cache, self.engine, self.root)
+        stale: list[_Stale] = []
+        reused: list[IndexedFile] = []
+        for key, (mtime_ns, size, ctime_ns) in found.items():
+            if (old := known.get(key)) is not None:
+                if old.buffer is None and (old.mtime_ns, old.size, old.ctime_ns) != (
+                    mtime_ns,
+                    size,
+                    ctime_ns,
+                ):
+                    stale.append((key, mtime_ns, size, ctime_ns, old.digest or None, old.symbols))
+            elif (hit := cached.get(key)) is None:
+                stale.append((key, mtime_ns, size, ctime_ns, None, None))
+            elif hit[0] == (mtime_ns, ctime_ns, size):
+                reused.append(IndexedFile(key, mtime_ns, size, hit[2], None, ctime_ns, hit[1]))
+            else:
+                stale.append((key, mtime_ns, size, ctime_ns, hit[1], hit[2]))
+        with self._lock:
+            changed = self._put_new(reused)
+        self.reused += changed
+        # a warm start that found the disk as saved has nothing to save
+        clean = bool(cached) and not stale and len(reused) == len(cached) == changed
+        changed += self._load_disk(stale)
         for key, old in known.items():
             if key not in found and old.buffer is None:
                 with self._lock:
@@ -175,11 +224,13 @@ class SymbolIndex:
                         self._drop(key)
                         changed += 1
         self._built = True
+        if clean and changed == len(reused):
+            self._saved = self._generation
         return changed
 
-    def _scan(self) -> dict[str, tuple[int, int]]:
-        """Indexable files under the root: relative path -> (mtime_ns, size)."""
-        found: dict[str, tuple[int, int]] = {}
+    def _scan(self) -> dict[str, tuple[int, int, int]]:
+        """Indexable files under the root: relative path -> (mtime_ns, size, ctime_ns)."""
+        found: dict[str, tuple[int, int, int]] = {}
         self.truncated = False
         pending = [(str(self.root), "")]
         while pending:
@@ -208,48 +259,68 @@ class SymbolIndex:
                     if len(found) >= self.max_files:
                         self.truncated = True
                         return found
-                    found[prefix + name] = (info.st_mtime_ns, info.st_size)
+                    found[prefix + name] = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)
             pending.extend(reversed(subdirectories))
         return found
 
-    def _load_disk(self, stale: Sequence[tuple[str, int, int]]) -> int:
-        """Index the disk's text of the files (key, mtime_ns, size); returns how many."""
-        todo: list[tuple[str, int, int, Language]] = [
-            (key, mtime_ns, size, language)
-            for key, mtime_ns, size in stale
-            if (language := language_for(key)) is not None
+    def _load_disk(self, stale: Sequence[_Stale]) -> int:
+        """Index the disk's text of the stale files; returns how many changed in the index (a
+        file whose digest is the one given keeps its symbols, and counts only if it is new)."""
+        todo: list[tuple[_Stale, Language]] = [
+            (item, language) for item in stale if (language := language_for(item[0])) is not None
         ]
         changed = 0
-        for position, symbols in self._extract_disk(todo):
-            if symbols is None:
+        for position, result in self._extract_disk(todo):
+            if result is None:
                 continue  # unreadable
-            key, mtime_ns, size, _ = todo[position]
-            entry = IndexedFile(key, mtime_ns, size, symbols)
+            (key, mtime_ns, size, ctime_ns, _, basis), _ = todo[position]
+            symbols, found = result
+            if symbols is None:
+                assert basis is not None  # the digest matched the one given with the basis
+                symbols = basis
+                self.reused += 1
+            else:
+                self.parsed += 1
+            entry = IndexedFile(key, mtime_ns, size, symbols, None, ctime_ns, found)
             with self._lock:
                 current = self._files.get(key)
                 if current is not None and current.buffer is not None:
                     continue  # the editor's text arrived meanwhile and wins
+                if current is not None and current.symbols is symbols:
+                    self._files[key] = entry  # same content, new stamp
+                    self._saved = -1
+                    continue
                 self._put(key, entry)
             changed += 1
         return changed
 
     def _extract_disk(
-        self, todo: Sequence[tuple[str, int, int, Language]]
-    ) -> Iterator[tuple[int, FileSymbols | None]]:
+        self, todo: Sequence[tuple[_Stale, Language]]
+    ) -> Iterator[tuple[int, Indexed | None]]:
         extractor = self.extractor
         if isinstance(extractor, FileExtractor):
-            files: list[tuple[Path, Language, int]] = [
-                (self.root / key, language, size) for key, _, size, language in todo
+            files: list[DiskJob] = [
+                (self.root / item[0], language, item[2], item[4]) for item, language in todo
             ]
-            yield from extractor.extract_files(files, self.engine)
+            yield from extractor.index_files(files, self.engine)
             return
-        for position, (key, _, _, language) in enumerate(todo):
-            try:
-                text = read_disk_text(self.root / key)
-            except OSError:
-                yield position, None
-                continue
-            yield position, extractor(text, language, self.engine)
+        for position, (item, language) in enumerate(todo):
+            path = self.root / item[0]
+            yield position, index_disk_file(path, language, self.engine, item[4], extractor)
+
+    def _save(self) -> None:
+        """Persist the disk's entries (with a cache, when they changed since the last save)."""
+        if self.cache is None or not self._built or self._saved == self._generation:
+            return
+        with self._lock:
+            generation = self._generation
+            entries: persisted.Entries = {
+                key: ((f.mtime_ns, f.ctime_ns, f.size), f.digest, f.symbols)
+                for key, f in self._files.items()
+                if f.buffer is None and f.digest
+            }
+        if persisted.save(self.cache, self.root, entries, self.engine):
+            self._saved = generation
 
     # ------------------------------------------------------------------ editor buffers
 
@@ -286,7 +357,7 @@ class SymbolIndex:
         except OSError:
             return
         if stat.S_ISREG(info.st_mode) and info.st_size <= self.max_file_bytes:
-            self._load_disk([(key, info.st_mtime_ns, info.st_size)])
+            self._load_disk([(key, info.st_mtime_ns, info.st_size, info.st_ctime_ns, None, None)])
 
     def sync_buffers(self, buffers: Mapping[Path, str]) -> int:
         """Make the index match the open buffers: index changed ones, release closed ones."""
@@ -330,6 +401,28 @@ class SymbolIndex:
             if key not in keys:
                 self._by_name[definition.name] = (*keys, key)
         self._generation += 1
+
+    def _put_new(self, entries: Sequence[IndexedFile]) -> int:
+        """`_put` of many entries at once (the files of a warm start), skipping any file that
+        is indexed meanwhile; returns how many were put."""
+        files = self._files
+        fresh = [entry for entry in entries if entry.path not in files]
+        added: dict[str, list[str]] = {}
+        for entry in fresh:
+            files[entry.path] = entry
+            key = entry.path
+            for definition in entry.symbols.definitions:
+                keys = added.get(definition.name)
+                if keys is None:
+                    added[definition.name] = [key]
+                elif keys[-1] != key:
+                    keys.append(key)
+        by_name = self._by_name
+        for name, keys in added.items():
+            by_name[name] = (*by_name.get(name, ()), *keys)
+        if fresh:
+            self._generation += 1
+        return len(fresh)
 
     def _drop(self, key: str) -> None:
         old = self._files.pop(key, None)

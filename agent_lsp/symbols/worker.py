@@ -8,6 +8,11 @@ ones (well under a millisecond of work) are extracted in the calling thread.
 
 - The child is started with "spawn" (the parent is multi-threaded: forking it could copy a lock
   held by another thread), on the first call that needs it, and reused afterwards.
+- A cold build (`index_files()` of `pool_bytes`, 2 MiB, or more) goes to a pool of `workers`
+  processes (one per core by default) instead, also "spawn": started for that build and shut
+  down before it returns, so that no worker outlives it (memory) and none inherits this
+  process's state. Workers get paths and send back plain tuples; each file is read, hashed and
+  parsed once, in one worker.
 - `extract_files()` extracts files from the disk: the child reads them itself and takes many per
   round trip, a few batches in flight so that it never waits for the parent; the parent turns
   the results back into `FileSymbols` and, rather than wait, extracts small files itself.
@@ -38,8 +43,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar
 
-from agent_lsp.fileio import read_disk_text
+from agent_lsp.symbols.disk import Indexed, index_disk_file
 from agent_lsp.symbols.extract import extract
+from agent_lsp.symbols.index import DiskJob
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
 
 log = logging.getLogger(__name__)
@@ -49,11 +55,13 @@ BATCH_BYTES = 64 * 1024  # files per round trip, by size (~12 ms of work in the 
 BATCH_FILES = 64  # and by count
 IN_FLIGHT = 2  # batches sent ahead of the one being collected
 MAX_CRASHES = 3
+POOL_BYTES = 2 * 1024 * 1024  # files to read at once that go to a pool (~0.2 s of extraction)
 
 # What crosses the pipe: plain tuples unpickle several times faster than the dataclasses.
 Row = tuple[str, str, int, int, str | None, str]
 Payload = tuple[Language, str, tuple[Row, ...], dict[str, int]]
 DiskFile = tuple[Path, Language, int]  # path, language, size in bytes
+Hashed = tuple[Payload | None, bytes]  # `disk.Indexed` as it crosses the pipe
 _T = TypeVar("_T")
 _Job = tuple[ProcessPoolExecutor, Future[_T]]  # a call sent to the child, and its pool
 
@@ -68,7 +76,11 @@ class ProcessExtractor:
         batch_bytes: int = BATCH_BYTES,
         batch_files: int = BATCH_FILES,
         max_crashes: int = MAX_CRASHES,
+        workers: int | None = None,
+        pool_bytes: int = POOL_BYTES,
     ) -> None:
+        self.workers = _cores() if workers is None else workers
+        self.pool_bytes = pool_bytes
         self.threshold = threshold
         self.batch_bytes = batch_bytes
         self.batch_files = batch_files
@@ -92,26 +104,50 @@ class ProcessExtractor:
         self, files: Sequence[DiskFile], engine: Engine = "auto"
     ) -> Iterator[tuple[int, FileSymbols | None]]:
         """(position in `files`, its symbols or None when it cannot be read) for every file, in
-        the order they get done. The child reads and extracts them in batches, big files first;
-        while it works, the calling thread does small files (under `threshold`) from the other
-        end instead of waiting. All in the calling thread when the files are small altogether."""
-        if sum(size for _, _, size in files) < self.threshold:
-            for position, (path, language, _) in enumerate(files):
-                yield position, _extract_file(str(path), language, engine)
-            return
-        big = deque(n for n, (_, _, size) in enumerate(files) if size >= self.threshold)
-        small = deque(n for n, (_, _, size) in enumerate(files) if size < self.threshold)
-        pending: deque[tuple[list[int], _Job[list[Payload | None]] | None]] = deque()
+        the order they get done (`index_files` without digests)."""
+        jobs: list[DiskJob] = [(path, language, size, None) for path, language, size in files]
+        for position, result in self.index_files(jobs, engine):
+            yield position, None if result is None else result[0]
 
-        def here(position: int) -> tuple[int, FileSymbols | None]:
-            path, language, _ = files[position]
-            return position, _extract_file(str(path), language, engine)
+    def index_files(
+        self, files: Sequence[DiskJob], engine: Engine = "auto"
+    ) -> Iterator[tuple[int, Indexed | None]]:
+        """(position in `files`, `disk.index_disk_file` of it) for every file, in the order they
+        get done. The child reads, hashes and extracts them in batches, big files first; while
+        it works, the calling thread does small files (under `threshold`) from the other end
+        instead of waiting. All in the calling thread when the files are small altogether; a
+        pool of `workers` processes instead of the one child when they are `pool_bytes` or
+        more (a cold build), shut down before this returns."""
+        total = sum(size for _, _, size, _ in files)
+        if total < self.threshold:
+            for position, (path, language, _, expected) in enumerate(files):
+                yield position, index_disk_file(path, language, engine, expected, extract)
+            return
+        big = deque(n for n, (_, _, size, _) in enumerate(files) if size >= self.threshold)
+        small = deque(n for n, (_, _, size, _) in enumerate(files) if size < self.threshold)
+        pending: deque[tuple[list[int], _Job[list[Hashed | None]] | None]] = deque()
+        pool = self._build_pool() if total >= self.pool_bytes else None
+        in_flight = IN_FLIGHT if pool is None else IN_FLIGHT * self.workers
+
+        def here(position: int) -> tuple[int, Indexed | None]:
+            path, language, _, expected = files[position]
+            return position, index_disk_file(path, language, engine, expected, extract)
+
+        def send(batch: list[int]) -> _Job[list[Hashed | None]] | None:
+            jobs: list[tuple[str, Language, bytes | None]] = [
+                (str(files[n][0]), files[n][1], files[n][3]) for n in batch
+            ]
+            if pool is None:
+                return self._submit(_index_paths, jobs, engine)
+            try:
+                return pool, pool.submit(_index_paths, jobs, engine)
+            except Exception:  # the pool broke: the rest is done here
+                return None
 
         try:
             while True:
-                while len(pending) <= IN_FLIGHT and (batch := self._batch(files, big, small)):
-                    paths = [(str(files[n][0]), files[n][1]) for n in batch]
-                    pending.append((batch, self._submit(_extract_paths_payload, paths, engine)))
+                while len(pending) <= in_flight and (batch := self._batch(files, big, small)):
+                    pending.append((batch, send(batch)))
                 if not pending:
                     return
                 batch, job = pending[0]
@@ -123,14 +159,29 @@ class ProcessExtractor:
                 if results is None:
                     yield from map(here, batch)
                 else:
-                    rebuilt = (None if r is None else _rebuild(r) for r in results)
-                    yield from zip(batch, rebuilt, strict=True)
+                    yield from zip(batch, map(_rebuild_hashed, results), strict=True)
         finally:
             for _, job in pending:  # the caller stopped early, or an in-thread extraction raised
                 if job is not None:
                     job[1].cancel()
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
-    def _batch(self, files: Sequence[DiskFile], big: deque[int], small: deque[int]) -> list[int]:
+    def _build_pool(self) -> ProcessPoolExecutor | None:
+        """A pool of `workers` fresh processes for one big batch of files (None: use the one
+        child, or the calling thread)."""
+        with self._lock:
+            if self.workers < 2 or self._closed or self.crashes >= self.max_crashes:
+                return None
+        try:
+            context = multiprocessing.get_context("spawn")
+            return ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=context, initializer=_child_started
+            )
+        except Exception:
+            return None
+
+    def _batch(self, files: Sequence[DiskJob], big: deque[int], small: deque[int]) -> list[int]:
         """The positions of the child's next batch: big files in order, then small ones from the
         end (the calling thread takes them from the front)."""
         batch: list[int] = []
@@ -251,12 +302,18 @@ def _rebuild(payload: Payload) -> FileSymbols:
     )
 
 
-def _extract_file(path: str, language: Language, engine: Engine) -> FileSymbols | None:
-    try:
-        text = read_disk_text(Path(path))
-    except OSError:
+def _rebuild_hashed(result: Hashed | None) -> Indexed | None:
+    if result is None:
         return None
-    return extract(text, language, engine)
+    payload, found = result
+    return None if payload is None else _rebuild(payload), found
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------------- run in the child
@@ -273,11 +330,18 @@ def _extract_text(text: str, language: Language, engine: Engine) -> Payload:
     return _payload(extract(text, language, engine))
 
 
-def _extract_paths_payload(
-    files: list[tuple[str, Language]], engine: Engine
-) -> list[Payload | None]:
-    found = (_extract_file(path, language, engine) for path, language in files)
-    return [None if symbols is None else _payload(symbols) for symbols in found]
+def _index_paths(
+    files: list[tuple[str, Language, bytes | None]], engine: Engine
+) -> list[Hashed | None]:
+    out: list[Hashed | None] = []
+    for path, language, expected in files:
+        result = index_disk_file(Path(path), language, engine, expected, extract)
+        if result is None:
+            out.append(None)
+        else:
+            symbols, found = result
+            out.append((None if symbols is None else _payload(symbols), found))
+    return out
 
 
 def _child_started() -> None:

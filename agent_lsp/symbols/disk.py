@@ -1,0 +1,44 @@
+"""One file of the index read from the disk: its bytes hashed, then parsed unless the hash says
+its content is the one indexed already.
+
+The hash is what lets a warm start (or a `refresh()` after a `touch`, a checkout that rewrote
+files unchanged, a `chmod`) trust an entry whose stat changed: the bytes are read and hashed, which
+is far cheaper than parsing them, and only a different content is parsed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_lsp.fileio import decode_text
+from agent_lsp.symbols.model import Engine, FileSymbols, Language
+
+DIGEST_BYTES = 16
+
+# (symbols, digest of the bytes): symbols None when the digest equals the expected one
+Indexed = tuple[FileSymbols | None, bytes]
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
+
+
+def index_disk_file(
+    path: Path,
+    language: Language,
+    engine: Engine,
+    expected: bytes | None,
+    extractor: Callable[[str, Language, Engine], FileSymbols],
+) -> Indexed | None:
+    """The file's symbols and digest; no symbols when its digest is `expected` (unchanged);
+    None when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    found = digest(data)
+    if found == expected:
+        return None, found
+    return extractor(decode_text(data)[0], language, engine), found
