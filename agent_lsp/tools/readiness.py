@@ -36,6 +36,7 @@ _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _GO_LISTENS = re.compile(r"ListenAndServe|net\.Listen\(|http\.Serve\(|\.Run\(|\.Start\(\"")
 _GO_PORT = re.compile(r"\":(\d{2,5})\"")
+_PORT_ASSIGN = re.compile(r"\bPORT=(\d{2,5})\b")
 _MAX_DEPTH = 4
 
 
@@ -146,28 +147,28 @@ def _program(words: list[str], cwd: Path, env: Mapping[str, str], depth: int) ->
     if name in WATCHERS and (WATCH_FLAGS & set(args) or first in WATCH_ARGS.get(name, ())):
         return Readiness(f"{name} in watch mode")
     table = SERVERS.get(name)
-    if table is None or first in FINITE:
+    if table is None or first in FINITE or FINITE & set(args):
         return None
-    if first in table:
-        default = table[first]
-    elif "" in table:
-        default = table[""]
-    else:
+    sub = next((w for w in args if not w.startswith("-") and w in table), "")
+    if sub not in table:
         return None
-    ports = [p for p in [_port_from(args, name) or default] if p]
-    return Readiness(" ".join([name, first] if first in table else [name]), tuple(ports))
+    ports = [p for p in [_port_from(args, name) or table[sub]] if p]
+    return Readiness(f"{name} {sub}".strip(), tuple(ports))
 
 
 def _port_from(args: Sequence[str], name: str) -> int | None:
     """`--port 4000`, `--port=4000`, `-p 4000`, `--bind 0.0.0.0:4000`, or a server's
     positional port / address (`http.server 9000`, `runserver 0.0.0.0:9000`)."""
+    found: int | None = None  # the last one given wins (`npm run dev -- --port 6000`)
     for i, arg in enumerate(args):
         option, eq, value = arg.partition("=")
         if option in PORT_OPTIONS:
             value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
             tail = value.rpartition(":")[2]
             if tail.isdigit():
-                return int(tail)
+                found = int(tail)
+    if found is not None:
+        return found
     positional = [a for a in args if not a.startswith("-")]
     if name in {"http.server", "manage.py", "django-admin"}:
         for arg in positional:
@@ -198,7 +199,9 @@ def _script(
             return replace(inner, reason=f"{runner} script {script}: {body}")
     if script in LONG_SCRIPTS:
         reason = f"{runner} script {script}" + (f": {body}" if body else "")
-        return Readiness(reason, tuple(p for p in [_port_from(extra, "")] if p))
+        named = [int(p) for p in _PORT_ASSIGN.findall(body or "")]
+        ports = [p for p in [_port_from(extra, ""), *named] if p]
+        return Readiness(reason, tuple(dict.fromkeys(ports)))
     return None
 
 
