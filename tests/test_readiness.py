@@ -217,3 +217,22 @@ async def test_the_model_decides_how_it_runs(box: Box) -> None:
     assert bad.status is ToolStatus.ERROR and bad.error is not None
     assert bad.error.startswith("not run: ready: '([' is neither a port nor a valid regex")
     assert not (box.ws / "made.txt").exists()
+
+
+async def test_a_port_taken_before_the_start_does_not_count(tmp_path: Path) -> None:
+    """Without a sandbox the command shares the host's network: a port something else
+    already listens on is not taken for this server being ready."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home").mkdir()
+    box = Box(tmp_path.resolve() / "ws", tmp_path.resolve() / "home", sandboxed=False)
+    (box.ws / "idle.py").write_text("import time\nprint('idle', flush=True)\ntime.sleep(600)\n")
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        result = await box.run(command=f"{PY} {box.ws}/idle.py", ready=str(port), timeout=2)
+    assert result.status is ToolStatus.ERROR and result.error is not None
+    assert f"Not ready after 2 s (no connection on port {port}, no ready line)" in result.error
+    assert f"Port {port} was already in use before it started (not counted)." in result.error
+    assert result.metadata["readiness"]["busy_before"] == [port]
+    assert await nothing_left(str(box.ws)) == []

@@ -42,6 +42,7 @@ def readiness_result(
             "line": outcome.line or None,
             "ports_checked": list(readiness.ports),
             "recognised_as": readiness.reason,
+            "busy_before": list(outcome.busy),
         },
     }
     how = " (process group killed)" if outcome.killed else " (process group stopped)"
@@ -49,6 +50,9 @@ def readiness_result(
     after = f"after {outcome.ready_after:.1f} s"
     about = f" [{readiness.reason}]"
     output = _tail(outcome)
+    if outcome.busy:
+        taken = ", ".join(map(str, outcome.busy))
+        about += f" Port {taken} was already in use before it started (not counted)."
     if outcome.status == "port":
         text = f"ready {after}: port {outcome.port} accepts connections.{about}"
         return ToolResult.ok(f"{head}\n{text}\n{output}", **meta)

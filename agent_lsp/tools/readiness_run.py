@@ -8,6 +8,7 @@ network namespace) and nothing about the confinement changes."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ __all__ = ["ReadyOutcome", "readiness_script", "run_until_ready"]
 GRACE = 3.0  # seconds between TERM and KILL
 TAIL = 12_000  # bytes of output kept
 _MARK = "\x1eagent-lsp-readiness"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # The wrapper. `__any`: any new listening TCP port counts (only where the command has a
 # network namespace of its own). Times are in microseconds (EPOCHREALTIME, bash >= 5).
@@ -35,7 +37,12 @@ __listening() {
 }
 __us() { __t=${EPOCHREALTIME/[.,]/}; }
 __log=$(mktemp "${TMPDIR:-/tmp}/agent-lsp-ready.XXXXXX") || exit 126
-__before=" "
+__before=" " __busy= __free=()
+for __p in "${__ports[@]}"; do  # a port taken before the start says nothing about this one
+  if (: <>"/dev/tcp/127.0.0.1/$__p") 2>/dev/null || (: <>"/dev/tcp/::1/$__p") 2>/dev/null
+  then __busy+="$__p "; else __free+=("$__p"); fi
+done
+__ports=("${__free[@]}")
 if ((__any)); then for __p in $(__listening); do __before+="$__p "; done; fi
 set -m
 "$BASH" --noprofile --norc -c "$__cmd" </dev/null >"$__log" 2>&1 &
@@ -82,8 +89,8 @@ __us; __stop=$(( __t - __start ))
 __size=$(wc -c < "$__log")
 tail -c "$__tail" "$__log"
 __hit=${__hit//[$'\t\r\n']/ }
-printf '\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$__mark" "$__status" "$__ready" "$__stop" \
-  "$__code" "$__port" "$__killed" "$__size" "${__hit:0:300}"
+printf '\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$__mark" "$__status" "$__ready" \
+  "$__stop" "$__code" "$__port" "$__killed" "$__size" "$__busy" "${__hit:0:300}"
 """
 
 
@@ -100,6 +107,7 @@ class ReadyOutcome:
     output: str  # the tail of the output
     omitted: int  # bytes of output left out before the tail
     killed: bool  # something of the group was still there after TERM's grace
+    busy: tuple[int, ...] = ()  # ports that already accepted connections before the start
 
     @property
     def ready(self) -> bool:
@@ -129,16 +137,17 @@ def parse_outcome(text: str) -> ReadyOutcome | None:
     if not sep:
         return None
     fields = tail.rstrip("\n").split("\t")
-    if len(fields) < 8:
+    if len(fields) < 9:
         return None
-    status, ready, stop, code, port, killed, size, line = fields[:8]
+    status, ready, stop, code, port, killed, size, busy, line = fields[:9]
     return ReadyOutcome(
         status=status,
         ready_after=int(ready or 0) / 1e6,
         stopped_after=int(stop or 0) / 1e6,
         exit_code=int(code) if code.lstrip("-").isdigit() else None,
         port=int(port) if port.isdigit() else None,
-        line=line.strip(),
+        line=_ANSI.sub("", line).strip(),
+        busy=tuple(int(p) for p in busy.split() if p.isdigit()),
         output=head,
         omitted=max(0, int(size.strip() or 0) - len(head.encode()))
         if size.strip().isdigit()
