@@ -36,6 +36,19 @@ __listening() {
   done
 }
 __us() { __t=${EPOCHREALTIME/[.,]/}; }
+__listens() {  # sets __port to a port it listens on
+  local p
+  for p in "${__ports[@]}"; do
+    if (: <>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || (: <>"/dev/tcp/::1/$p") 2>/dev/null
+    then __port=$p; return 0; fi
+  done
+  if ((__any)); then
+    for p in $(__listening); do
+      [[ $__before == *" $p "* ]] || { __port=$p; return 0; }
+    done
+  fi
+  return 1
+}
 __log=$(mktemp "${TMPDIR:-/tmp}/agent-lsp-ready.XXXXXX") || exit 126
 __before=" " __busy= __free=()
 for __p in "${__ports[@]}"; do  # a port taken before the start says nothing about this one
@@ -56,17 +69,12 @@ while :; do
   if ! kill -0 "$__pid" 2>/dev/null; then
     wait "$__pid" 2>/dev/null; __code=$?; __status=exited; break
   fi
-  for __p in "${__ports[@]}"; do
-    if (: <>"/dev/tcp/127.0.0.1/$__p") 2>/dev/null || (: <>"/dev/tcp/::1/$__p") 2>/dev/null
-    then __status=port __port=$__p; break 2; fi
-  done
-  if ((__any)); then
-    for __p in $(__listening); do
-      [[ $__before == *" $__p "* ]] || { __status=port __port=$__p; break 2; }
-    done
+  __listens && { __status=port; break; }
+  if [[ -n $__line ]] && __hit=$(grep -a -E -m1 -e "$__line" "$__log" 2>/dev/null); then
+    __status=line
+    __listens && __status=port  # it printed just after it started listening
+    break
   fi
-  if [[ -n $__line ]] && __hit=$(grep -a -E -m1 -e "$__line" "$__log" 2>/dev/null)
-  then __status=line; break; fi
   __us; (( __t - __start >= __wait )) && break
   sleep 0.2
 done
