@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import BUG, FIX
-from tests.editors.test_neovim import SERVER, Nvim, _env, _lua, _nvim012, _version, plugin_init
+from tests.editors.test_neovim import (  # the Neovim tests' own helpers
+    Nvim,
+    _env,  # pyright: ignore[reportPrivateUsage]
+    _lua,  # pyright: ignore[reportPrivateUsage]
+    _nvim012,  # pyright: ignore[reportPrivateUsage]
+    _version,  # pyright: ignore[reportPrivateUsage]
+    plugin_init,
+)
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.scripts import SUMMARY, fix_average_script, tool_messages
 
@@ -29,7 +36,6 @@ def test_a_question_nobody_answers_times_out_and_the_task_goes_on(
 ) -> None:
     path = _nvim012()
     nvim = Nvim(path, _version(path))
-    assert SERVER  # this checkout's server, as the other Neovim tests start it
     fake_openai.script(ASK, *fix_average_script())
     init = tmp_path / "init.lua"
     init.write_text(plugin_init(more="  init_options = { askTimeout = 2 },\n"))
