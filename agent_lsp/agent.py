@@ -93,6 +93,10 @@ class UserTurns(Protocol):
         """After a context rebuild: None to go on, else why the task pauses (a conflict)."""
         ...
 
+    def confirmed(self) -> str:
+        """After `confirm` said go on: the user's answer to the conflict, for the model."""
+        ...
+
 
 class NoHooks:
     """An agent without memory: no context, nothing recorded."""
@@ -284,9 +288,11 @@ class Agent:
         if self.control is None:
             return None
         if rebuilt and (why := await self.control.confirm()) is not None:
-            summary = f"paused: a conflict found when the context was rebuilt: {why}"
-            await self._emit(EventKind.MESSAGE, summary, step)
+            summary = f"a conflict found when the context was rebuilt: {why}"
+            await self._emit(EventKind.MESSAGE, f"paused: {summary}", step)
             return self._outcome(TaskStatus.PAUSED, summary, step, "conflict")
+        if rebuilt and (said := self.control.confirmed()):  # the user's answer, for the model
+            self.messages.append(ChatMessage(role="user", content=said))
         for note in self.control.notes():
             self.messages.append(ChatMessage(role="user", content=f"{STEER_PREFIX}{note}"))
             await self._emit(EventKind.MESSAGE, f"steer: {note}", step)

@@ -15,6 +15,7 @@ from agent_lsp.memory.conflicts import ConflictCheck
 from agent_lsp.seams import EditorChannel
 
 GO_ON, STOP = "Go on", "Stop"
+CONFIRMED = "Asked before going on, the user said go on despite: "
 SKIP = "Skip"  # offered with every question: the user chooses not to answer
 POLL = 0.05  # seconds between looks for a steer note while a question waits
 
@@ -44,6 +45,7 @@ class TaskControl:
         self.title = title
         self.on_change = on_change
         self._notes: deque[str] = deque()
+        self._confirmed = ""  # the conflicts the user said go on with, for the model
 
     # -- steer -------------------------------------------------------------------------------
 
@@ -99,6 +101,11 @@ class TaskControl:
 
     # -- conflicts at a rebuild --------------------------------------------------------------
 
+    def confirmed(self) -> str:
+        """What to tell the model after the user said go on with a conflict ("" if nothing)."""
+        said, self._confirmed = self._confirmed, ""
+        return said
+
     async def confirm(self) -> str | None:
         """After the context was rebuilt: None to go on; else why the task pauses (the user
         said stop, or gave no answer, to a conflict)."""
@@ -115,6 +122,7 @@ class TaskControl:
         )
         answer = await self.ask(question, [GO_ON, STOP], skip=False)
         if answer.text is not None and answer.text.casefold() == GO_ON.casefold():
+            self._confirmed = f"{CONFIRMED}{what}"
             await asyncio.to_thread(self.conflicts.accept, found)
             if self.on_change is not None:
                 await asyncio.to_thread(self.on_change)

@@ -151,9 +151,14 @@ async def test_a_conflict_at_the_rebuild_pauses_the_continued_task_until_the_use
     channel.answers = ["Go on"]
     done = await session.run_task(task, channel, hint="the greeting is in app.py now")
     assert done.status is TaskStatus.COMPLETED and done.task_id == first.task_id
-    # both hints reach the model (consecutive user messages are sent as one)
+    # both hints and the answer reach the model (consecutive user messages are sent as one)
     last = fake_openai.requests[1]["messages"][-1]
-    assert last == {"role": "user", "content": "go on\n\nthe greeting is in app.py now"}
+    assert last == {
+        "role": "user",
+        "content": "go on\n\nthe greeting is in app.py now\n\nAsked before going on, the user "
+        "said go on despite: the task state names helper.py, which no longer exists (renamed or "
+        "deleted?); the project's conventions changed (the project state or rules files)",
+    }
 
     fake_openai.script(Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"})]))
     again = RecordingChannel()  # what the user let pass is not asked again

@@ -43,10 +43,8 @@ class ConflictCheck:
             found.append(f"the git branch changed from {cp.branch} to {branch}")
         conventions = self._conventions()
         if cp.conventions and conventions != cp.conventions:
-            found.append(
-                "the project's conventions changed (.agent-lsp/state/project/*.md or "
-                "the rules files such as AGENTS.md)"
-            )
+            # no file named: this text lands in the task state, whose paths are checked
+            found.append("the project's conventions changed (the project state or rules files)")
         return [c for c in found if c not in cp.acknowledged]
 
     def accept(self, conflicts: list[str]) -> None:

@@ -73,6 +73,11 @@ class EditorClient(LanguageClient):
         self.initialize_result: t.InitializeResult | None = None
         self.questions: list[t.ShowMessageRequestParams] = []
         self.answers: list[str | None] = []
+        # What the user answers a window/showMessageRequest: by default the next of `answers`;
+        # a test may hold the answer (an awaitable) to look at the state while it waits.
+        self.answer_question: Callable[
+            [t.ShowMessageRequestParams], str | Awaitable[str | None] | None
+        ] = lambda _params: self.answers.pop(0) if self.answers else None
         self.edit_answer: Callable[
             [t.ApplyWorkspaceEditParams],
             t.ApplyWorkspaceEditResult | Awaitable[t.ApplyWorkspaceEditResult],
@@ -195,9 +200,13 @@ def _make_client() -> EditorClient:
         return await answer if inspect.isawaitable(answer) else answer
 
     @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
-    def ask(ls: EditorClient, params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:
+    async def ask(
+        ls: EditorClient, params: t.ShowMessageRequestParams
+    ) -> t.MessageActionItem | None:
         ls.questions.append(params)
-        answer = ls.answers.pop(0) if ls.answers else None
+        answer = ls.answer_question(params)
+        if inspect.isawaitable(answer):
+            answer = await answer
         return t.MessageActionItem(title=answer) if answer else None
 
     return client
