@@ -314,7 +314,9 @@ def render(results: Json) -> str:
         lines.append(f"{label:<{width}}{values}")
     lines.append(f"{'RSS idle, bare pygls':<{width}}{results['bare_rss_kib'] / 1024:>12.1f} MiB")
     for n in names:
-        lines.append(f"{n}: warm first requests {results['summary'][n]['first_request_warm_all_ms']}")
+        lines.append(
+            f"{n}: warm first requests {results['summary'][n]['first_request_warm_all_ms']}"
+        )
         lines.append(f"{n}: last task's end: {results['summary'][n]['final']}")
     return "\n".join(lines)
 

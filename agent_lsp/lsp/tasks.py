@@ -15,6 +15,7 @@ from lsprotocol import types as t
 from agent_lsp.errors import TaskBusyError
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap
 from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.lsp.heap import release_heap
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
@@ -52,9 +53,13 @@ async def _run_task(
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
     and settle the heap they grew, which lives as long as the server; then run the task."""
     if not session.model_loaded:
-        with contextlib.suppress(Exception):  # run_task meets the same errors and reports them
-            await asyncio.to_thread(lambda: session.model)
-            await asyncio.to_thread(session.symbols.refresh)
+        # Side by side (the index's parsing runs in a child process); run_task meets the same
+        # errors and reports them.
+        await asyncio.gather(
+            asyncio.to_thread(lambda: session.model),
+            asyncio.to_thread(session.symbols.refresh),
+            return_exceptions=True,
+        )
         settle_heap()
     return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
 
@@ -200,6 +205,8 @@ class TaskManager:
         finally:
             if self.running is not None and self.running[0] == task_id:
                 self.running = None
+        with contextlib.suppress(Exception):  # what the finished task held goes back
+            await asyncio.to_thread(release_heap)
         if outcome.status is TaskStatus.CANCELLED:
             # Sent apart from the cancel command's answer: Emacs' jsonrpc can leave a message
             # that arrives in the same read as a sync request's answer unhandled until more
