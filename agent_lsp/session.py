@@ -431,22 +431,26 @@ class Session:
     async def _prepare(
         self, task: Task, channel: EditorChannel, agent: Agent, checkpoint: Checkpoint | None
     ) -> tuple[str, str, TaskMemory]:
-        """The profile (git status), the repo map and the task's memory (log, checkpoint,
-        recall) side by side: none needs another, and the first model request waits for all
-        three. When one fails the others are still awaited, and a begun task memory is let go."""
+        """The profile (git status) then the task's memory (log, checkpoint, recall), and the
+        repo map beside them: the first model request waits for all. The memory begins after
+        the git status, which must not see the files it creates (a first `.agent-lsp/`). When
+        one part fails the other is still awaited, and a begun task memory is let go."""
         options = self.settings.memory
-        profile, repo, memory = await asyncio.gather(
-            self.profile(),
-            self.repo_map(task, channel),
-            self.memory.begin(task, channel, agent.workspace, options, checkpoint),
-            return_exceptions=True,
+
+        async def status_then_memory() -> tuple[str, TaskMemory]:
+            profile = await self.profile()
+            memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
+            return profile, memory
+
+        first, repo = await asyncio.gather(
+            status_then_memory(), self.repo_map(task, channel), return_exceptions=True
         )
-        if isinstance(memory, BaseException):
-            raise memory
-        if isinstance(profile, BaseException) or isinstance(repo, BaseException):
-            self.memory.abandon(memory)
-            raise profile if isinstance(profile, BaseException) else repo  # pyright: ignore[reportGeneralTypeIssues]
-        return profile, repo, memory
+        if isinstance(first, BaseException):
+            raise first
+        if isinstance(repo, BaseException):
+            self.memory.abandon(first[1])
+            raise repo
+        return first[0], repo, first[1]
 
     # -- the user in the loop: continue, steer, conflicts (the work is in agent_lsp.control) --
 

@@ -20,7 +20,7 @@ sample: `calc.py` with a failing test):
   and after the last task (each 1 s after the task's final message, settled); bare pygls idle.
 
 Run: `.venv/bin/python bench/task_bench.py [--base /tmp/old] [--files 2000] [--tasks 5]`
-(or `bench/run.sh --task-bench ...`); JSON in `bench/results/task.json`.
+JSON in `bench/results/task.json`. See `bench/task.md` for the figures.
 """
 
 from __future__ import annotations

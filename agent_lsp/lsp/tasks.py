@@ -53,13 +53,9 @@ async def _run_task(
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
     and settle the heap they grew, which lives as long as the server; then run the task."""
     if not session.model_loaded:
-        # Side by side (the index's parsing runs in a child process); run_task meets the same
-        # errors and reports them.
-        await asyncio.gather(
-            asyncio.to_thread(lambda: session.model),
-            asyncio.to_thread(session.symbols.refresh),
-            return_exceptions=True,
-        )
+        with contextlib.suppress(Exception):  # run_task meets the same errors and reports them
+            await asyncio.to_thread(lambda: session.model)
+            await asyncio.to_thread(session.symbols.refresh)
         settle_heap()
     return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
 
