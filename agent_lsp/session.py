@@ -32,7 +32,7 @@ from agent_lsp.memory import (
 )
 from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.memory.conflicts import ConflictCheck
-from agent_lsp.memory.task import record_definition_of_done
+from agent_lsp.memory.task import TaskMemory, record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.outputs import OutputKeeper
 from agent_lsp.permissions import CommandPolicy
@@ -119,6 +119,7 @@ class Session:
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
         self.symbols = SymbolIndex(self.root, extractor=extractor, cache=cache_path(self.root))
+        self._repo_map: tuple[tuple[int, tuple[str, ...], frozenset[str]], str] | None = None
         self._verifier: Verifier | None = None
         self._profile: str | None = None
         self._raw_model: Model | None = None
@@ -294,9 +295,16 @@ class Session:
         )
 
         def build() -> str:
-            self.symbols.refresh()
-            self.symbols.sync_buffers(buffers)
-            return repo_map(self.symbols, REPO_MAP_TOKENS, focus_files=focus, mentioned=words)
+            self.symbols.refresh()  # the disk's changes (a stat per file)
+            self.symbols.sync_buffers(buffers)  # the editor's
+            # The ranking over every file is the costly part: kept while the index does not
+            # change (its generation grows with any file indexed, changed or dropped).
+            key = (self.symbols.generation, tuple(map(str, focus)), frozenset(words))
+            if self._repo_map is not None and self._repo_map[0] == key:
+                return self._repo_map[1]
+            text = repo_map(self.symbols, REPO_MAP_TOKENS, focus_files=focus, mentioned=words)
+            self._repo_map = (key, text)
+            return text
 
         return await asyncio.to_thread(build)
 
@@ -371,17 +379,17 @@ class Session:
             task = checkpoint.task
         await self.tell_safety(channel)
         await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
-        profile, repo = await asyncio.gather(self.profile(), self.repo_map(task, channel))
         control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
-        agent = self.make_agent(channel, profile, repo, task.kind is TaskKind.EXPLAIN, control)
+        agent = self.make_agent(channel, "", "", task.kind is TaskKind.EXPLAIN, control)
         agent.model = await asyncio.to_thread(self.routed, route_of(task))
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value),
             summarise=self.settings.compaction.summarise,
         )
-        options = self.settings.memory
-        memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
+        agent.profile, agent.repo_map, memory = await self._prepare(
+            task, channel, agent, checkpoint
+        )
         agent.hooks = memory
         self._watch(control, memory.checkpoint, fresh=checkpoint is None)
         if checkpoint is None:
@@ -415,10 +423,35 @@ class Session:
                 ),
             }
         )
-        distiller = self.routed("distillation", tools=False) if options.distill else None
+        distill = self.settings.memory.distill
+        distiller = self.routed("distillation", tools=False) if distill else None
         outcome = await self.memory.finish(memory, outcome, agent.messages, distiller)
         await asyncio.to_thread(self._keep_stop, memory.checkpoint, outcome, agent.messages)
         return outcome
+
+    async def _prepare(
+        self, task: Task, channel: EditorChannel, agent: Agent, checkpoint: Checkpoint | None
+    ) -> tuple[str, str, TaskMemory]:
+        """The profile (git status) then the task's memory (log, checkpoint, recall), and the
+        repo map beside them: the first model request waits for all. The memory begins after
+        the git status, which must not see the files it creates (a first `.agent-lsp/`). When
+        one part fails the other is still awaited, and a begun task memory is let go."""
+        options = self.settings.memory
+
+        async def status_then_memory() -> tuple[str, TaskMemory]:
+            profile = await self.profile()
+            memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
+            return profile, memory
+
+        first, repo = await asyncio.gather(
+            status_then_memory(), self.repo_map(task, channel), return_exceptions=True
+        )
+        if isinstance(first, BaseException):
+            raise first
+        if isinstance(repo, BaseException):
+            self.memory.abandon(first[1])
+            raise repo
+        return first[0], repo, first[1]
 
     # -- the user in the loop: continue, steer, conflicts (the work is in agent_lsp.control) --
 

@@ -15,6 +15,7 @@ from lsprotocol import types as t
 from agent_lsp.errors import TaskBusyError
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap
 from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.lsp.heap import release_heap
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
@@ -200,6 +201,8 @@ class TaskManager:
         finally:
             if self.running is not None and self.running[0] == task_id:
                 self.running = None
+        with contextlib.suppress(Exception):  # what the finished task held goes back
+            await asyncio.to_thread(release_heap)
         if outcome.status is TaskStatus.CANCELLED:
             # Sent apart from the cancel command's answer: Emacs' jsonrpc can leave a message
             # that arrives in the same read as a sync request's answer unhandled until more
