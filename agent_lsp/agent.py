@@ -450,7 +450,8 @@ class Agent:
         if result.state != "present":
             return True, "", unverified
         if self._told_remains:
-            self._failed_check = f"not fixed: {result.detail} although the tests pass"
+            passed = "" if unverified else " although the tests pass"
+            self._failed_check = f"not fixed: {result.detail}{passed}"
             return False, "", ""
         self._told_remains = True
         passing = "" if unverified else "The tests pass, but "
@@ -528,6 +529,7 @@ class Agent:
             changed_files=list(self.workspace.changed_files),
             verified=verified,
             checked=self.checked(verified and status is TaskStatus.COMPLETED),
+            rechecked=self._checked.get("diagnostic", ""),
         )
 
     async def _emit(self, kind: EventKind, message: str, step: int = 0, **data: object) -> None:

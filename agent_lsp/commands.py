@@ -88,6 +88,8 @@ def _print_outcome(outcome: TaskOutcome) -> None:
         print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
         if outcome.task_id:
             print(f"  undo: agent-lsp undo --task {outcome.task_id} [--all]", flush=True)
+    if outcome.rechecked and outcome.rechecked not in outcome.summary:
+        print(f"  re-checked: {outcome.rechecked}", flush=True)
     print(f"  {task_totals(outcome)}", flush=True)
     if outcome.stop_reason in CONTINUABLE and outcome.task_id:
         print(

@@ -169,6 +169,9 @@ class TaskOutcome(BaseModel):
     # What proved the outcome: "verified: full suite: 12 passed, …; diagnostic '…' at
     # calc.py:3 gone (…)" ("" when nothing was checked).
     checked: str = ""
+    # The fix's diagnostic, asked again of its source: "diagnostic '…' at calc.py:3 gone
+    # (re-checked by pylsp)", "… still there (…)", "… could not be re-checked (…)"; "" if none.
+    rechecked: str = ""
     seconds: float = 0.0  # wall time of this run (a resumed task: since it resumed)
     tool_runs: int = 0  # tool calls run in this run
     cost: float | None = None  # USD, from [model.price]; None when no price is set

@@ -13,9 +13,17 @@ COMPLETED = f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"  # the fix, in
 TOTALS = r" — \d[^,]*, \d+ model calls?, \d+ tool runs?, tokens: [^,]+ in, [^,]+ out.*"
 
 
+# What may come between an outcome and its totals: what was asked about a fix's diagnostic
+# (tests of the re-check give it in `prefix`; the others need not).
+RECHECKED = (
+    r"(?: — diagnostic '.*' at \S+:\d+ (?:gone|still there|could not be re-checked) \(.*\))?"
+)
+
+
 def outcome(prefix: str) -> str:
-    """The regex of an outcome message: `prefix` exactly, then the totals."""
-    return re.escape(prefix) + TOTALS
+    """The regex of an outcome message: `prefix` exactly, then the re-check of a fix's
+    diagnostic if the prefix did not give it, then the totals."""
+    return re.escape(prefix) + RECHECKED + TOTALS
 
 
 def fix_average_script() -> list[Reply]:

@@ -24,8 +24,10 @@ from typing import Any
 
 from lsprotocol import types as t
 
+from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.framing import read_message, write_message
 from agent_lsp.lsp.server import AgentLanguageServer
+from agent_lsp.lsp.wrapped_check import WrappedCheck, WrappedServer
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +52,14 @@ class Proxy:
         self.diagnostics: dict[str, dict[str, Json]] = {}  # uri -> {"real"|"agent": params}
         self._out: asyncio.StreamWriter | None = None
         self._real: asyncio.subprocess.Process | None = None
+        self.wrapped = WrappedServer(lambda m: self._to_real(_dump(m)), Path(self.command[0]).name)
+        # the agent's sessions ask the wrapped server again about a fix's diagnostic
+        agent.diagnostic_check = WrappedCheck(self.wrapped, self._document)
 
     # -- plumbing -------------------------------------------------------------------------
     async def run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
         self._out = writer
+        self.wrapped.loop = asyncio.get_running_loop()
         try:
             self._real = await asyncio.create_subprocess_exec(
                 *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
@@ -123,6 +129,9 @@ class Proxy:
         elif method == "exit":
             self._to_real(raw)
             return False
+        elif method == "textDocument/diagnostic" and msg_id is not None:
+            self.wrapped.editor_pulls(msg_id)
+            self._to_real(raw)
         elif method in BOTH and msg_id is not None:
             self.merges[msg_id] = _Merge(method)
             self._to_real(raw)
@@ -142,6 +151,8 @@ class Proxy:
             self._to_editor(raw)
             return
         msg_id, method = message.get("id"), message.get("method")
+        if method is None and self.wrapped.answered(message):
+            return
         if method is None and msg_id in self.merges:
             self._merge_part(msg_id, "real", message)
         elif method == "textDocument/publishDiagnostics":
@@ -175,6 +186,8 @@ class Proxy:
             return
         del self.merges[msg_id]
         real, agent = merge.parts["real"], merge.parts["agent"]
+        if merge.method == "initialize":
+            self.wrapped.initialized(real.get("result"))
         if "error" in real or "error" in agent:
             self._to_editor(_dump({**real, "id": msg_id}))
             return
@@ -187,6 +200,7 @@ class Proxy:
         sides = self.diagnostics.setdefault(uri, {})
         sides[side] = params
         if side == "real":
+            self.wrapped.publish(params)
             self._remember_real(uri, params.get("diagnostics") or [])
         union = [d for s in ("real", "agent") for d in (sides.get(s) or {}).get("diagnostics", [])]
         merged = {"uri": uri, "diagnostics": union}
@@ -206,6 +220,14 @@ class Proxy:
             log.debug("unreadable diagnostics from the wrapped server for %s", uri)
             return
         self.agent.note_editor_diagnostics(uri, parsed)
+
+    def _document(self, path: Path) -> tuple[str, str, int | None] | None:
+        """The editor's buffer of `path` as forwarded to both servers: (uri, text, version)."""
+        wanted = path.resolve()
+        for uri, doc in self.agent.workspace.text_documents.items():
+            if resolved_path(uri) == wanted:
+                return uri, doc.source, doc.version
+        return None
 
 
 class _AgentWriter:

@@ -27,6 +27,7 @@ from agent_lsp.lsp.questions import ANSWER, answer_actions
 from agent_lsp.lsp.steer import CONTINUE, STEER
 
 if TYPE_CHECKING:
+    from agent_lsp.done import DiagnosticCheck
     from agent_lsp.lsp.state import AgentState
     from agent_lsp.seams import Model
     from agent_lsp.settings import Settings
@@ -43,6 +44,8 @@ class AgentLanguageServer(LanguageServer):
         self.model_factory = model_factory
         self.roots: list[Path] = []
         self.options: Any = None
+        # Set in proxy mode: the wrapped server re-checks a fix's diagnostic (agent_lsp.done).
+        self.diagnostic_check: DiagnosticCheck | None = None
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
         self._loading: asyncio.Future[ModuleType] | None = None

@@ -93,6 +93,7 @@ class AgentState:
         self._log_warnings(loaded.warnings)
         model = self.model_factory(loaded.settings) if self.model_factory else None
         session = Session(root, loaded.settings, model, extractor=ProcessExtractor())
+        session.diagnostic_check = getattr(self.server, "diagnostic_check", None)
         session.diagnostics.listeners.append(
             lambda paths: self.at_home(
                 publish_test_diagnostics, self.server, self.publisher, session, paths

@@ -264,6 +264,8 @@ class TaskManager:
                 f" — continue task {task_id} with a hint: the command agentLsp.continue, or the "
                 "code action “Agent: continue the stopped task…”"
             )
+        if outcome.rechecked and outcome.rechecked not in outcome.summary:
+            text += f" — {outcome.rechecked}"  # what was asked about the fix's diagnostic
         # The totals go in the message too: VS Code shows no progress end, only the message.
         text += f" — {task_totals(outcome)}"
         if token is not None:

@@ -14,7 +14,7 @@ from lsprotocol import types as t
 from tests.e2e.editor_client import EditorClient, editor_session
 from tests.e2e.test_lsp_tests import until
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
-from tests.scripts import outcome
+from tests.scripts import TOTALS
 
 BROKEN = "import os\n\n\ndef total(values):\n    return sum(valeus)\n"
 FIXED = "import os\n\n\ndef total(values):\n    return sum(values)\n"
@@ -108,9 +108,10 @@ async def test_fix_through_the_proxy(
         done = await client.wait_for_message("agent-lsp: completed")
         unverified = (  # the module has no tests: said so
             "agent-lsp: completed: unverified: no test runner found, so nothing checked the "
-            "result; the model says: Fixed the typo. (changed: stats.py)"
+            "result; the model says: Fixed the typo. (changed: stats.py) — diagnostic "
+            "'undefined name 'valeus'' at stats.py:5 gone (re-checked by pylsp)"
         )
-        assert re.fullmatch(outcome(unverified), done.message)
+        assert re.fullmatch(re.escape(unverified) + TOTALS, done.message), done.message
         assert client.buffers[uri] == FIXED
         assert (module / "stats.py").read_text() == BROKEN  # unsaved, in the editor
         # The agent perceived pylsp's diagnostics through the proxy.
