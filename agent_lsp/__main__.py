@@ -1,3 +1,3 @@
-from agent_lsp.cli import main
+from agent_lsp.cli.main import main
 
 raise SystemExit(main())

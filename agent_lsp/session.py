@@ -11,18 +11,19 @@ from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain
 from adapters.linters import LintIssue
-from agent_lsp.agent import Agent, Limits
-from agent_lsp.control import TaskControl
-from agent_lsp.diagnostics import DiagnosticStore
-from agent_lsp.done import (
+from agent_lsp.config.settings import Settings, ToolCalling
+from agent_lsp.errors import AgentLspError
+from agent_lsp.loop.agent import Agent, Limits
+from agent_lsp.loop.control import TaskControl
+from agent_lsp.loop.done import (
     DiagnosticCheck,
     FirstAnswer,
     OwnDiagnostics,
     check_by,
     definition_of_done,
 )
-from agent_lsp.errors import AgentLspError
-from agent_lsp.gitcli import Git
+from agent_lsp.loop.outputs import OutputKeeper
+from agent_lsp.loop.verify import Verifier, new_shadow_dir
 from agent_lsp.memory import (
     MemoryEntry,
     ProjectMemory,
@@ -34,17 +35,18 @@ from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.memory.conflicts import ConflictCheck
 from agent_lsp.memory.task import TaskMemory, record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
-from agent_lsp.outputs import OutputKeeper
-from agent_lsp.permissions import CommandPolicy
-from agent_lsp.project import project_status
+from agent_lsp.project.diagnostics import DiagnosticStore
+from agent_lsp.project.git import Git
+from agent_lsp.project.status import project_status
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.decision import Decision
 from agent_lsp.safety.paths import is_secret_path
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
-from agent_lsp.settings import Settings, ToolCalling
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.index import Extractor
@@ -66,8 +68,6 @@ from agent_lsp.tools import (
 )
 from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.symbols import FindSymbolTool
-from agent_lsp.verify import Verifier, new_shadow_dir
-from agent_lsp.workspace import Workspace
 
 REPO_MAP_TOKENS = 500
 CONTINUE = "Go on with the task."  # a continue without words
@@ -453,7 +453,7 @@ class Session:
             raise repo
         return first[0], repo, first[1]
 
-    # -- the user in the loop: continue, steer, conflicts (the work is in agent_lsp.control) --
+    # -- the user in the loop: continue, steer, conflicts (the work is in agent_lsp.loop.control) --
 
     def stopped_task(self, task_id: str | None = None) -> Checkpoint:
         """The task `continue` goes on with: `task_id`, else the latest that stopped short

@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.compaction import SUMMARY_PROMPT
+from agent_lsp.config.settings import Settings
+from agent_lsp.loop.compaction import SUMMARY_PROMPT
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall

@@ -1,4 +1,4 @@
-"""Benchmark `agent_lsp.editing.find_edit` on a corpus of realistic imperfect edits.
+"""Benchmark `agent_lsp.project.editing.find_edit` on a corpus of realistic imperfect edits.
 
 The corpus is built from real source files on this machine (the Python standard library and the
 JavaScript of the global npm install), chosen deterministically with a fixed seed. Each case takes
@@ -43,7 +43,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 
-from agent_lsp.editing import EditFailure, find_edit  # noqa: E402
+from agent_lsp.project.editing import EditFailure, find_edit  # noqa: E402
 
 RESULTS_PATH = BENCH_DIR / "results" / "edit_corpus.json"
 KINDS = (

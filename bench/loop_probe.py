@@ -132,7 +132,7 @@ def main() -> int:
     log = Path(path).open("a", buffering=1, encoding="utf-8")  # noqa: SIM115 (open until exit)
     install(log)
     install_gc_probe(log)
-    from agent_lsp.cli import main as agent_main
+    from agent_lsp.cli.main import main as agent_main
 
     return agent_main(sys.argv[1:])
 

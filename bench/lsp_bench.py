@@ -1258,7 +1258,7 @@ _ENTRY_FRAMES = (
     "asyncio/base_events.py",
     "asyncio/events.py",
     "pygls/server.py",
-    "agent_lsp/cli.py",
+    "agent_lsp/cli/main.py",
     "agent_lsp/__main__.py",
     "loop_probe.py",
     "<frozen importlib",

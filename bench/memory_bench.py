@@ -20,8 +20,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_lsp.compaction import CHARS_PER_TOKEN
+from agent_lsp.cli.terminal import TerminalChannel
+from agent_lsp.config.settings import Settings
 from agent_lsp.demo import TASK, copy_sample, demo_model
+from agent_lsp.loop.compaction import CHARS_PER_TOKEN
+from agent_lsp.loop.prompt import system_prompt
 from agent_lsp.memory.experience import Experience, write_experience
 from agent_lsp.memory.index import MemoryIndex
 from agent_lsp.memory.initd import InitRunner, TaskFacts
@@ -30,11 +33,8 @@ from agent_lsp.memory.recall import query_terms, recall
 from agent_lsp.memory.state import start_task, write_task_section
 from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
 from agent_lsp.models.scripted import ScriptedModel
-from agent_lsp.prompt import system_prompt
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.terminal import TerminalChannel
 
 RESULTS = Path(__file__).resolve().parent / "results"
 AREAS = [

@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from adapters import PosixShell, detect_toolchain  # noqa: E402
 from agent_lsp.demo import copy_sample  # noqa: E402
+from agent_lsp.loop.verify import Verifier, new_shadow_dir  # noqa: E402
+from agent_lsp.project.workspace import Workspace  # noqa: E402
 from agent_lsp.safety.confined import ConfinedShell  # noqa: E402
 from agent_lsp.safety.homeview import toolchain_dirs  # noqa: E402
 from agent_lsp.safety.sandbox import Confinement, Sandbox, probe  # noqa: E402
 from agent_lsp.safety.secretscan import SecretScan, _secret_name  # noqa: E402  # pyright: ignore[reportPrivateUsage]
-from agent_lsp.verify import Verifier, new_shadow_dir  # noqa: E402
-from agent_lsp.workspace import Workspace  # noqa: E402
 from tests.fakes.channel import RecordingChannel  # noqa: E402
 
 COMMANDS = ("true", "ls", "cat README.md", "git status --short", "python3 -c pass")

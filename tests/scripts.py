@@ -9,7 +9,7 @@ from tests.fakes.openai_server import Reply, ToolCall
 
 SUMMARY = "Fixed average(): it divided by len(values) + 1."
 COMPLETED = f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"  # the fix, in the editor
-# What ends every outcome message in the editor: the task's totals (agent_lsp.summary).
+# What ends every outcome message in the editor: the task's totals (agent_lsp.loop.summary).
 TOTALS = r" — \d[^,]*, \d+ model calls?, \d+ tool runs?, tokens: [^,]+ in, [^,]+ out.*"
 
 

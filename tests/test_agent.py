@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import Settings
 from agent_lsp.messages import EventKind, TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from tests.conftest import BUG, FIX
 from tests.fakes.channel import RecordingChannel

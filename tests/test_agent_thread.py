@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.diagnostics import EDITOR_PER_FILE, DiagnosticStore
 from agent_lsp.lsp.agent_thread import SWITCH_INTERVAL, AgentThread, CrossLoopChannel
 from agent_lsp.messages import AgentEvent, EventKind
+from agent_lsp.project.diagnostics import EDITOR_PER_FILE, DiagnosticStore
 from agent_lsp.task import DiagnosticInfo
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_lsp.compaction import SUMMARY_PROMPT, compact
+from agent_lsp.loop.compaction import SUMMARY_PROMPT, compact
 from agent_lsp.messages import ChatMessage, TaskStatus
 from agent_lsp.messages import ToolCall as Call
 from agent_lsp.task import Task, TaskKind

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_lsp.configdoc import render
+from agent_lsp.config.reference import render
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 
 
 def test_configuration_reference_matches_the_schema() -> None:
     assert DOC.read_text(encoding="utf-8") == render(), (
-        "docs/configuration.md is stale: run `python -m agent_lsp.configdoc`"
+        "docs/configuration.md is stale: run `python -m agent_lsp.config.reference`"
     )
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from agent_lsp.messages import ToolStatus
-from agent_lsp.syntax import syntax_error
+from agent_lsp.project.syntax import syntax_error
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.tools.files import EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool
-from agent_lsp.workspace import Workspace
 from tests.conftest import which_or_skip
 from tests.fakes.channel import RecordingChannel
 

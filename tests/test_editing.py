@@ -1,8 +1,8 @@
-"""`agent_lsp.editing.find_edit`: exact matches first, then tolerant ones that say what they did."""
+"""`agent_lsp.project.editing.find_edit`: exact matches first, then tolerant ones that say what they did."""
 
 from __future__ import annotations
 
-from agent_lsp.editing import EditFailure, EditMatch, FailureKind, MatchKind, find_edit
+from agent_lsp.project.editing import EditFailure, EditMatch, FailureKind, MatchKind, find_edit
 
 CODE = (
     "class Store:\n"

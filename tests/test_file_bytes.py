@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.messages import ToolStatus
-from agent_lsp.terminal import TerminalChannel
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.tools.files import EditFileArgs, EditFileTool, ReadFileArgs, ReadFileTool
 from agent_lsp.tools.search import SearchTextArgs, SearchTextTool
-from agent_lsp.workspace import Workspace
 from tests.conftest import BUG, FIX
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import fix_average_script

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.names import undefined_names
+from agent_lsp.project.names import undefined_names
 from agent_lsp.symbols import SymbolIndex
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel

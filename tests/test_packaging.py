@@ -48,7 +48,7 @@ def test_the_distribution_has_a_name_of_its_own_and_installs_the_agent_lsp_comma
         re.sub(r"[-_.]+", "", t) for t in TAKEN
     }
     entry_points = _wheel_file(wheel, ".dist-info/entry_points.txt")
-    assert "agent-lsp = agent_lsp.cli:main" in entry_points
+    assert "agent-lsp = agent_lsp.cli.main:main" in entry_points
     with zipfile.ZipFile(wheel) as z:
         tops = {n.split("/", 1)[0] for n in z.namelist() if ".dist-info/" not in n}
     assert tops == {"agent_lsp", "adapters"}

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from agent_lsp.messages import TaskStatus
-from agent_lsp.permissions import ALLOW_ONCE
+from agent_lsp.safety.policy import ALLOW_ONCE
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_lsp.commands import _print_outcome  # pyright: ignore[reportPrivateUsage]
+from agent_lsp.cli.commands import _print_outcome  # pyright: ignore[reportPrivateUsage]
 from agent_lsp.messages import TaskOutcome, TaskStatus
 
 GONE = "diagnostic 'undefined name 'valeus'' at stats.py:5 gone (re-checked by pylsp)"

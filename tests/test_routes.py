@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import load_settings
 from agent_lsp.messages import TaskStatus
 from agent_lsp.session import route_of
-from agent_lsp.settings import load_settings
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import Error, FakeOpenAIServer, Reply

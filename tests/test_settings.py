@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_lsp.settings import ApplyMode, Settings, load_settings
+from agent_lsp.config.settings import ApplyMode, Settings, load_settings
 
 
 def test_defaults() -> None:

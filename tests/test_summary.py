@@ -6,8 +6,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+from agent_lsp.loop.summary import task_totals
 from agent_lsp.messages import TaskOutcome, TaskStatus, Usage
-from agent_lsp.summary import task_totals
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import fix_average_script
 from tests.test_cli import agent_lsp

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_lsp.messages import ToolStatus
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.symbols import (
     SymbolIndex,
     describe_engines,
@@ -24,7 +25,6 @@ from agent_lsp.symbols.lexical import identifier_counts, iter_references, refere
 from agent_lsp.symbols.model import Engine, Language
 from agent_lsp.symbols.repomap import estimate_tokens
 from agent_lsp.tools.symbols import FindSymbolArgs, FindSymbolTool
-from agent_lsp.workspace import Workspace
 from tests.fakes.channel import RecordingChannel
 
 Row = tuple[str, str, int, int, str | None, str]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import Settings
 from agent_lsp.memory.layout import AGENT_DIR
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings
 from agent_lsp.symbols import FileSymbols, SymbolIndex, extract
 from agent_lsp.symbols import cache as persisted
 from agent_lsp.symbols.model import Engine, Language

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_lsp.config.settings import Settings
 from agent_lsp.messages import TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.permissions import visible
-from agent_lsp.terminal import parse_answer
+from agent_lsp.cli.terminal import parse_answer
+from agent_lsp.safety.policy import visible
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.scripts import tool_messages
 

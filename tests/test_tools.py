@@ -8,12 +8,13 @@ from pathlib import Path
 import git
 import pytest
 
-from agent_lsp.diagnostics import DiagnosticStore
+from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.messages import ToolCall, ToolStatus
-from agent_lsp.outputs import OutputKeeper
-from agent_lsp.permissions import ALLOW_ONCE, ALWAYS_ALLOW, DENY, CommandPolicy
+from agent_lsp.project.diagnostics import DiagnosticStore
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.engine import SafetyPolicy
+from agent_lsp.safety.policy import ALLOW_ONCE, ALWAYS_ALLOW, DENY, CommandPolicy
 from agent_lsp.safety.risk import Action
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.task import DiagnosticInfo
@@ -30,7 +31,6 @@ from agent_lsp.tools import (
     UpdateTaskTool,
     WriteFileTool,
 )
-from agent_lsp.workspace import Workspace
 from tests.fakes.channel import RecordingChannel
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.safety.trust import TrustStore
-from agent_lsp.settings import Settings, load_settings
+from agent_lsp.config.settings import Settings, load_settings
+from agent_lsp.config.trust import TrustStore
 
 WHY = "until you trust this workspace (agent-lsp trust)"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters import PytestRunner, default_shell
-from agent_lsp.verify import Verifier
-from agent_lsp.workspace import Workspace
+from agent_lsp.loop.verify import Verifier
+from agent_lsp.project.workspace import Workspace
 from tests.fakes.channel import RecordingChannel
 
 TEST = """\

@@ -17,7 +17,7 @@ from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.held import Held, held_buffers, stamp_of
 from agent_lsp.lsp.textedit import minimal_edits
 from agent_lsp.messages import AgentEvent, EventKind
-from agent_lsp.permissions import visible
+from agent_lsp.safety.policy import visible
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

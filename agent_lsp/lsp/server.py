@@ -27,10 +27,10 @@ from agent_lsp.lsp.questions import ANSWER, answer_actions
 from agent_lsp.lsp.steer import CONTINUE, STEER
 
 if TYPE_CHECKING:
-    from agent_lsp.done import DiagnosticCheck
+    from agent_lsp.config.settings import Settings
+    from agent_lsp.loop.done import DiagnosticCheck
     from agent_lsp.lsp.state import AgentState
     from agent_lsp.seams import Model
-    from agent_lsp.settings import Settings
 
 RUN_TASK_COMMAND = "agentLsp.runTask"
 RUN_TESTS_COMMAND = "agentLsp.runTests"
@@ -44,7 +44,7 @@ class AgentLanguageServer(LanguageServer):
         self.model_factory = model_factory
         self.roots: list[Path] = []
         self.options: Any = None
-        # Set in proxy mode: the wrapped server re-checks a fix's diagnostic (agent_lsp.done).
+        # Set in proxy mode: the wrapped server re-checks a fix's diagnostic (agent_lsp.loop.done).
         self.diagnostic_check: DiagnosticCheck | None = None
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
@@ -139,7 +139,7 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
             except Exception:  # an editor that cannot answer keeps initializationOptions
                 return
             if pulled and isinstance(pulled[0], dict) and pulled[0]:
-                from agent_lsp.settings import deep_merge  # loaded with the state
+                from agent_lsp.config.settings import deep_merge  # loaded with the state
 
                 state.apply_editor_settings(deep_merge(ls.options or {}, pulled[0]))
 

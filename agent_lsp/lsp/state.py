@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types as t
 
+from agent_lsp.config.settings import Settings, load_settings
 from agent_lsp.errors import AgentLspError, EditRejectedError
 from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
@@ -27,7 +28,6 @@ from agent_lsp.lsp.tasks import TaskManager
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
-from agent_lsp.settings import Settings, load_settings
 from agent_lsp.symbols.worker import ProcessExtractor
 from agent_lsp.task import Task, TaskKind
 

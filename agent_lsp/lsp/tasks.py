@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
+from agent_lsp.config.settings import ApplyMode
 from agent_lsp.errors import TaskBusyError
+from agent_lsp.loop.summary import task_totals
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.heap import release_heap
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.session import Session
-from agent_lsp.settings import ApplyMode
-from agent_lsp.summary import task_totals
 from agent_lsp.task import Task
 
 if TYPE_CHECKING:

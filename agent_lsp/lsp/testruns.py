@@ -16,8 +16,8 @@ from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.lsp.textedit import lsp_lines
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.session import Session
-from agent_lsp.workspace import Workspace
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from agent_lsp.errors import AgentLspError
 
 if TYPE_CHECKING:  # the proxy starts before the agent loads: its modules come with it
-    from agent_lsp.done import Recheck
+    from agent_lsp.loop.done import Recheck
+    from agent_lsp.project.workspace import Workspace
     from agent_lsp.task import DiagnosticInfo, Task
-    from agent_lsp.workspace import Workspace
 
 Json = dict[str, Any]
 OWN_ID = "agent-lsp/check/"  # id prefix of the proxy's own requests to the wrapped server
@@ -145,7 +145,7 @@ class WrappedCheck:
         self.timeout = timeout
 
     async def recheck(self, task: Task, workspace: Workspace) -> Recheck | None:
-        from agent_lsp.done import Recheck, describe
+        from agent_lsp.loop.done import Recheck, describe
 
         diagnostic, loop = task.diagnostic, self.server.loop
         if diagnostic is None or task.path is None or loop is None:
@@ -171,7 +171,7 @@ class WrappedCheck:
         return self._unchecked(diagnostic, task, said)
 
     def _unchecked(self, diagnostic: DiagnosticInfo, task: Task, reason: str) -> Recheck:
-        from agent_lsp.done import Recheck, describe
+        from agent_lsp.loop.done import Recheck, describe
 
         what = describe(diagnostic, task.path)
         return Recheck("unchecked", f"{what} could not be re-checked ({reason})")

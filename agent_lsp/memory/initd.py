@@ -29,8 +29,8 @@ from agent_lsp.memory.state import (
     missing_paths,
     referenced_paths,
 )
-from agent_lsp.permissions import CommandPolicy
 from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.seams import EditorChannel
 

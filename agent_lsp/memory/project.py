@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_lsp import __version__
+from agent_lsp.config.settings import MemorySettings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore
 from agent_lsp.memory.experience import Experience
@@ -25,10 +26,9 @@ from agent_lsp.memory.state import current_branch, load_meta, load_task, save_me
 from agent_lsp.memory.task import TaskMemory
 from agent_lsp.memory.undo import UndoReport, undo_steps
 from agent_lsp.messages import ChatMessage, TaskOutcome
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel, Model
-from agent_lsp.settings import MemorySettings
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.workspace import Workspace
 
 
 class ResumeOffer(BaseModel):

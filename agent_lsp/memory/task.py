@@ -33,8 +33,8 @@ from agent_lsp.messages import (
     ToolResult,
     Usage,
 )
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
-from agent_lsp.workspace import Workspace
 
 STACK_FILES = frozenset(
     {
@@ -92,7 +92,7 @@ def is_stack_file(path: str) -> bool:
 
 
 class TaskMemory:
-    """The agent's hooks for one task (see `agent_lsp.agent.TaskHooks`)."""
+    """The agent's hooks for one task (see `agent_lsp.loop.agent.TaskHooks`)."""
 
     def __init__(
         self,

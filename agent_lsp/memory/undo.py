@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from agent_lsp.errors import AgentLspError, WorkspaceError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore, remove_file, undoable
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.workspace import Workspace
 
 
 class UndoReport(BaseModel):

@@ -10,10 +10,10 @@ from typing import Any
 
 import openai
 
-from agent_lsp.compaction import CHARS_PER_TOKEN, estimate_tokens
+from agent_lsp.config.settings import ModelSettings
 from agent_lsp.errors import ModelError
+from agent_lsp.loop.compaction import CHARS_PER_TOKEN, estimate_tokens
 from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
-from agent_lsp.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import SecretStr
 
+from agent_lsp.config.settings import ModelRoute, ModelSettings
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
 from agent_lsp.models.openai_compat import EndpointError, OpenAICompatModel
 from agent_lsp.seams import Model
-from agent_lsp.settings import ModelRoute, ModelSettings
 
 log = logging.getLogger(__name__)
 

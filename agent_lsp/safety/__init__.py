@@ -1,8 +1,8 @@
 """The safety layer (docs/security.md): the OS sandbox is the boundary for everything that
 runs; the classifier only decides what to ask about.
 
-Modules (import them directly; this package imports nothing so that `agent_lsp.settings` can
-use `agent_lsp.safety.trust` without a cycle). What runs, and where:
+Modules (import them directly; this package imports nothing so that `agent_lsp.config.settings` can
+use `agent_lsp.config.trust` without a cycle). What runs, and where:
 
 - `confined`: `ConfinedShell`, the one way the agent runs a program (commands, tests, linters,
   init.d steps, git), inside `sandbox` (bubblewrap: `Confinement`, the argv), with the
@@ -27,5 +27,5 @@ Files, trust and the record:
 - `trust`: workspaces the user trusts; `setup`: `build_policy` from the settings and the
   policy files; `tools`: `guard_tools`; `decision`: the `Decision` record.
 
-The asking side (`CommandPolicy`) is `agent_lsp.permissions`.
+The asking side (`CommandPolicy`) is `agent_lsp.safety.policy`.
 """

@@ -1,6 +1,6 @@
 """`SafetyPolicy`: the level, the rules and the classifier combined into one answer per
 command, file access or tool — allow, ask or deny, with the rule that decided. Pure: asking
-the user and recording the answer is `agent_lsp.permissions.CommandPolicy`'s job."""
+the user and recording the answer is `agent_lsp.safety.policy.CommandPolicy`'s job."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_lsp.config.settings import PermissionLevel
 from agent_lsp.safety.classify import Classifier
 from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import (
@@ -22,7 +23,6 @@ from agent_lsp.safety.risk import (
     level_action,
 )
 from agent_lsp.safety.rules import Rule, RuleSet
-from agent_lsp.settings import PermissionLevel
 
 __all__ = ["TOOL_KINDS", "Evaluation", "SafetyPolicy"]
 

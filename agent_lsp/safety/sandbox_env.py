@@ -20,7 +20,7 @@ ENV_NAMES = frozenset(
     | {"PYENV_ROOT", "NODE_ENV", "NODE_PATH", "NODE_OPTIONS", "NVM_DIR", "NVM_BIN", "VOLTA_HOME"}
     | {"CACHE_DIR", "JAVA_HOME", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS"}
     | {"PKG_CONFIG_PATH", "SOURCE_DATE_EPOCH", "DJANGO_SETTINGS_MODULE", "TESTING", "LC_ALL"}
-    # git's hardening (agent_lsp.gitcli): they only switch things off
+    # git's hardening (agent_lsp.project.git): they only switch things off
     | {"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT"}
     | {"GIT_PAGER"}
     | {"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOSUMDB"}

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_lsp.config.settings import USER_CONFIG, PermissionLevel, Settings
+from agent_lsp.config.trust import TrustStore
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import Action
 from agent_lsp.safety.rules import RuleSet, rules_from_toml
 from agent_lsp.safety.sandbox import Sandbox
-from agent_lsp.safety.trust import TrustStore
-from agent_lsp.settings import USER_CONFIG, PermissionLevel, Settings
 
 __all__ = ["POLICY_FILE", "PolicySetup", "build_policy", "extra_roots"]
 

@@ -12,7 +12,7 @@ from agent_lsp.messages import ToolResult
 from agent_lsp.seams import Tool
 
 if TYPE_CHECKING:
-    from agent_lsp.permissions import CommandPolicy
+    from agent_lsp.safety.policy import CommandPolicy
 
 __all__ = ["GuardedTool", "guard_tools"]
 

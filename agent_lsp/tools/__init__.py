@@ -1,5 +1,6 @@
 """Model-facing tools (names and arguments are a contract, see docs/architecture.md)."""
 
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.tools.commands import RunCommandTool
 from agent_lsp.tools.create import WriteFileTool
 from agent_lsp.tools.diagnostics import GetDiagnosticsTool
@@ -8,7 +9,6 @@ from agent_lsp.tools.git import GitDiffTool, GitStatusTool
 from agent_lsp.tools.notes import RememberTool, UpdateTaskTool
 from agent_lsp.tools.search import ListFilesTool, SearchTextTool
 from agent_lsp.tools.testing import RunTestsTool
-from agent_lsp.tools.toolbox import ToolBox
 
 __all__ = [
     "EditFileTool",

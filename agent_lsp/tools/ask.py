@@ -8,7 +8,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_lsp.control import TaskControl
+from agent_lsp.loop.control import TaskControl
 from agent_lsp.messages import ToolResult
 
 MAX_OPTIONS = 6

@@ -9,12 +9,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.messages import AgentEvent, EventKind, ToolResult
-from agent_lsp.permissions import CommandPolicy
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.tools.readiness import Readiness, parse_ready, recognise
 from agent_lsp.tools.readiness_report import readiness_result
 from agent_lsp.tools.readiness_run import run_until_ready
-from agent_lsp.workspace import Workspace
 
 READY_WAIT = 30.0  # seconds a readiness check waits unless `timeout` says otherwise
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.messages import ToolResult
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.workspace import Workspace
 
 
 class WriteFileArgs(BaseModel):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_lsp.editing import EditFailure, EditMatch, MatchKind, find_edit
 from agent_lsp.fileio import (
     EncodingError,
     decode_text,
@@ -15,9 +14,10 @@ from agent_lsp.fileio import (
     not_text,
 )
 from agent_lsp.messages import ToolResult
-from agent_lsp.names import Known, flag_message, undefined_names
-from agent_lsp.syntax import syntax_error
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.editing import EditFailure, EditMatch, MatchKind, find_edit
+from agent_lsp.project.names import Known, flag_message, undefined_names
+from agent_lsp.project.syntax import syntax_error
+from agent_lsp.project.workspace import Workspace
 
 
 class ReadFileArgs(BaseModel):

@@ -8,10 +8,10 @@ import difflib
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.fileio import read_disk_text
-from agent_lsp.gitcli import Git
 from agent_lsp.messages import ToolResult
-from agent_lsp.project import project_status
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.git import Git
+from agent_lsp.project.status import project_status
+from agent_lsp.project.workspace import Workspace
 
 
 class GitStatusArgs(BaseModel):

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.state import ALIASES, SECTIONS, write_task_section
 from agent_lsp.messages import ToolResult
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.reads import ReadGuard
-from agent_lsp.workspace import Workspace
 
 NOTES = Path(".agent-lsp/memory/notes.md")
 TASK = Path(".agent-lsp/state/task/current-task.md")

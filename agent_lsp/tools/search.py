@@ -17,7 +17,7 @@ from adapters.shadow import ShadowWorkspace
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.fileio import decode_text, is_binary
 from agent_lsp.messages import ToolResult
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.workspace import Workspace
 
 SKIP_DIRS = ShadowWorkspace.SKIP_DIRS | {"dist", "build", ".idea", ".vscode"}
 MAX_FILE_BYTES = 1_000_000

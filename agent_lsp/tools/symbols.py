@@ -11,8 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.messages import ToolResult
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.symbols.index import SymbolIndex
-from agent_lsp.workspace import Workspace
 
 _NAME = re.compile(r"^(?:[^\W\d][\w$]*\.)*#?[^\W\d][\w$]*$|^\$[\w$]*$")
 

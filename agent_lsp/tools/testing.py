@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.messages import ToolResult
-from agent_lsp.verify import NotPermittedError, Verifier, format_report
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.workspace import Workspace
 
 
 class RunTestsArgs(BaseModel):

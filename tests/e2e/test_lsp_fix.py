@@ -116,7 +116,7 @@ async def test_ask_agent_to_fix_end_to_end(
             for r in reports
         )
         assert isinstance(reports[-1], t.WorkDoneProgressEnd)
-        end = reports[-1].message or ""  # the outcome, then the totals (agent_lsp.summary)
+        end = reports[-1].message or ""  # the outcome, then the totals (agent_lsp.loop.summary)
         assert end.startswith("completed: ") and ", 4 model calls, 3 tool runs, tokens: " in end
         assert started["taskId"] in next(iter(client.progress_reports))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lsprotocol import types as t
 
-from agent_lsp.safety.trust import TrustStore
+from agent_lsp.config.trust import TrustStore
 from tests.adapters.conftest import copy_fixture, link_node_modules
 from tests.adapters.conftest import node_modules as node_modules  # the session fixture
 from tests.conftest import BUG, FIX

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as t
 
-from agent_lsp.safety.trust import TrustStore
+from agent_lsp.config.trust import TrustStore
 from tests.e2e.editor_client import EditorClient, editor_session
 from tests.e2e.test_lsp_fix import ask_agent_to_fix
 from tests.e2e.test_lsp_tests import run_tests, until

@@ -198,7 +198,7 @@ def assert_progress_and_outcome(seen: dict[str, Any]) -> None:
     assert values[0]["kind"] == "begin" and values[0]["title"] == "agent-lsp"
     assert any(v["kind"] == "report" and "edit_file" in v.get("message", "") for v in values)
     assert values[-1]["kind"] == "end" and values[-1]["message"].startswith("completed: ")
-    assert "model calls" in values[-1]["message"]  # the task's totals (agent_lsp.summary)
+    assert "model calls" in values[-1]["message"]  # the task's totals (agent_lsp.loop.summary)
     # The statusline text followed the work and is empty again at the end.
     assert "agent: editing calc.py" in seen["statuses"]
     assert "agent: running tests" in seen["statuses"]

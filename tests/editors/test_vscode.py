@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from agent_lsp import vscodegen
-from agent_lsp.settings import Settings
+from agent_lsp.config import vscode as vscodegen
+from agent_lsp.config.settings import Settings
 from tests.conftest import BUG, FIX, which_or_skip
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import SUMMARY, fix_average_script, outcome
@@ -39,7 +39,7 @@ def _manifest() -> dict[str, Any]:
 
 def test_settings_block_matches_the_schema() -> None:
     assert _manifest()["contributes"]["configuration"] == vscodegen.configuration(), (
-        "editor-configs/vscode/package.json is stale: run `python -m agent_lsp.vscodegen`"
+        "editor-configs/vscode/package.json is stale: run `python -m agent_lsp.config.vscode`"
     )
     # Byte for byte too: the generator's output is what is committed.
     assert vscodegen.updated(PACKAGE_JSON.read_text(encoding="utf-8")) == PACKAGE_JSON.read_text(

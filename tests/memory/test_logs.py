@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.memory import commands, logs
+from agent_lsp.cli import memory as commands
+from agent_lsp.memory import logs
 from agent_lsp.memory.logs import SessionLog
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_lsp.loop.prompt import TASK_FILE
 from agent_lsp.messages import TaskStatus
-from agent_lsp.prompt import TASK_FILE
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall

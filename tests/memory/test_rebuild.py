@@ -13,7 +13,7 @@ from agent_lsp.memory.initd import InitRunner, TaskFacts
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.rules import load_rules
 from agent_lsp.messages import TaskStatus
-from agent_lsp.permissions import ALLOW_ONCE, DENY
+from agent_lsp.safety.policy import ALLOW_ONCE, DENY
 from agent_lsp.task import Task, TaskKind
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall

@@ -9,7 +9,7 @@ from pathlib import Path
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.state import KEEP_ENTRIES, add_task_entry, start_task, write_task_section
 from agent_lsp.messages import TaskStatus
-from agent_lsp.permissions import DENY
+from agent_lsp.safety.policy import DENY
 from agent_lsp.task import Task, TaskKind
 from tests.conftest import BUG, FIX
 from tests.fakes.channel import RecordingChannel

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import PermissionLevel
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.rules import RuleSet
-from agent_lsp.settings import PermissionLevel
 
 
 @dataclass

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.permissions import (
+from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.safety.policy import (
     ALLOW_ONCE,
     ALWAYS_ALLOW,
     DENY,
@@ -17,7 +18,6 @@ from agent_lsp.permissions import (
     visible,
 )
 from agent_lsp.safety.rules import RuleSet
-from agent_lsp.settings import PermissionLevel
 from tests.fakes.channel import RecordingChannel
 from tests.safety.conftest import Layout
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import Settings
 from agent_lsp.safety.paths import PathGuard
 from agent_lsp.safety.risk import Action
 from agent_lsp.safety.rules import RuleSet, parse_rules, rules_from_toml
 from agent_lsp.safety.setup import build_policy
-from agent_lsp.settings import Settings
 from tests.safety.conftest import Layout
 
 A, Q, D = Action.ALLOW, Action.ASK, Action.DENY

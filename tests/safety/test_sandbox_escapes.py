@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.gitcli import Git
+from agent_lsp.project.git import Git
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.safety.sandbox_env import sandbox_env
@@ -195,8 +195,8 @@ async def test_git_without_a_sandbox_works_and_refuses_configured_programs(
 async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) -> None:
     """Whatever the classifier makes of a command (`git grep`, a script), a deny path rule's
     files are not there inside the sandbox."""
+    from agent_lsp.config.settings import Settings
     from agent_lsp.safety.setup import build_policy
-    from agent_lsp.settings import Settings
 
     (outside.ws / "customer-data").mkdir()
     (outside.ws / "customer-data/records.csv").write_text("alice,ssn-canary\n")
@@ -215,11 +215,11 @@ async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) ->
 async def test_git_tools_show_no_secret_or_denied_file(outside: Layout) -> None:
     """Hidden inside the sandbox, a committed secret would look deleted to git, and its diff
     would print the committed text; the git tools see the real files and drop those names."""
-    from agent_lsp.project import project_status
+    from agent_lsp.config.settings import Settings
+    from agent_lsp.project.status import project_status
+    from agent_lsp.project.workspace import Workspace
     from agent_lsp.session import Session
-    from agent_lsp.settings import Settings
     from agent_lsp.tools.git import GitDiffArgs, GitDiffTool
-    from agent_lsp.workspace import Workspace
     from tests.fakes.channel import RecordingChannel
 
     require_sandbox(outside.home, outside.ws.parent)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.safety.trust import TrustStore
-from agent_lsp.settings import load_settings
+from agent_lsp.config.settings import load_settings
+from agent_lsp.config.trust import TrustStore
 
 EVIL = """\
 permissionLevel = "L3"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.messages import ToolCall, ToolResult, ToolStatus
-from agent_lsp.permissions import ALLOW_ONCE, CommandPolicy
+from agent_lsp.project.diagnostics import DiagnosticStore
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.policy import ALLOW_ONCE, CommandPolicy
 from agent_lsp.safety.rules import RuleSet
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.safety.tools import guard_tools
@@ -26,7 +27,6 @@ from agent_lsp.tools import (
     ToolBox,
     WriteFileTool,
 )
-from agent_lsp.workspace import Workspace
 from tests.fakes.channel import RecordingChannel
 from tests.safety.conftest import Layout
 from tests.safety.test_rules import rules

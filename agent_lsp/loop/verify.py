@@ -11,10 +11,10 @@ from pathlib import Path
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
 from adapters.linters import LintIssue, run_linters
-from agent_lsp.diagnostics import DiagnosticStore
 from agent_lsp.errors import WorkspaceError
-from agent_lsp.permissions import CommandPolicy
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.diagnostics import DiagnosticStore
+from agent_lsp.project.workspace import Workspace
+from agent_lsp.safety.policy import CommandPolicy
 
 
 class NotPermittedError(WorkspaceError):

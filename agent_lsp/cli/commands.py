@@ -11,7 +11,11 @@ from typing import Any, cast
 
 from adapters import describe_project, detect_toolchain
 from adapters.results import report_dict
+from agent_lsp.cli.terminal import TerminalChannel
+from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError, ModelError
+from agent_lsp.loop.summary import task_totals
+from agent_lsp.loop.verify import format_report
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus, ToolSpec
 from agent_lsp.safety.confined import ConfinedShell
@@ -19,11 +23,7 @@ from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
-from agent_lsp.settings import load_settings
-from agent_lsp.summary import task_totals
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.terminal import TerminalChannel
-from agent_lsp.verify import format_report
 
 # 0 done and proved by the tests; 1 not done (failed, stopped, paused, error); 2 usage;
 # 3 "done" on the model's word only (no test runner, or the tests were not permitted).
@@ -208,7 +208,7 @@ def setting_origins(
     """Where each of ORIGIN_KEYS came from: the environment (which variable), the project
     config, the user config, or the default. A layer counts only if its value is the one in
     force (an untrusted project's widening value is ignored, and said so in the warnings)."""
-    from agent_lsp import settings as st
+    from agent_lsp.config import settings as st
 
     environ = os.environ if environ is None else environ
     user_path = (user_config or st.USER_CONFIG).expanduser()

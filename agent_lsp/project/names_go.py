@@ -9,8 +9,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from agent_lsp.names_globals import GO_BUILTINS
-from agent_lsp.names_tree import Known, bound_names, text, walk
+from agent_lsp.project.names_globals import GO_BUILTINS
+from agent_lsp.project.names_tree import Known, bound_names, text, walk
 from agent_lsp.symbols import ts_engine
 
 if TYPE_CHECKING:

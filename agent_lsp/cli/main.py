@@ -254,7 +254,7 @@ def _main(argv: list[str]) -> int:
             serve_stdio(server)
         return EXIT_OK
 
-    from agent_lsp import commands
+    from agent_lsp.cli import commands
 
     if args.command == "run":
         given = [bool(args.task), bool(args.resume), args.hint is not None]
@@ -294,7 +294,7 @@ def _main(argv: list[str]) -> int:
         return asyncio.run(commands.test(args.root, args.targets, as_json=args.json))
     if args.command == "doctor":
         return asyncio.run(commands.doctor(args.root))
-    from agent_lsp.memory import commands as memory_commands
+    from agent_lsp.cli import memory as memory_commands
 
     if args.command == "log":
         return memory_commands.show_log(
@@ -311,7 +311,7 @@ def _main(argv: list[str]) -> int:
 
 
 def _trust(root: Path, *, remove: bool, listing: bool) -> int:
-    from agent_lsp.safety.trust import TrustStore
+    from agent_lsp.config.trust import TrustStore
 
     store = TrustStore()
     if listing:

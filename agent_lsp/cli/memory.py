@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.errors import AgentLspError
 from agent_lsp.memory import logs
 from agent_lsp.memory.project import ProjectMemory
 from agent_lsp.memory.recall import recall
-from agent_lsp.terminal import TerminalChannel
-from agent_lsp.workspace import Workspace
+from agent_lsp.project.workspace import Workspace
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from adapters import TestReport
-from agent_lsp.compaction import (
+from agent_lsp.errors import ModelError
+from agent_lsp.loop.compaction import (
     CHARS_PER_TOKEN,
     KEEP_TURNS,
     MIN_SUMMARISED_TURNS,
@@ -19,9 +20,10 @@ from agent_lsp.compaction import (
     summarise,
     with_summary,
 )
-from agent_lsp.done import DiagnosticCheck, recheck, targeted_tests
-from agent_lsp.errors import ModelError
-from agent_lsp.loopguard import LoopGuard
+from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests
+from agent_lsp.loop.guard import LoopGuard
+from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
+from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.messages import (
     AgentEvent,
     ChatMessage,
@@ -34,12 +36,10 @@ from agent_lsp.messages import (
     ToolResult,
     Usage,
 )
-from agent_lsp.prompt import TASK_FILE, build_messages, with_context
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import ToolBox
-from agent_lsp.verify import NotPermittedError, Verifier, format_report
-from agent_lsp.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class TaskHooks(Protocol):
 
 
 class UserTurns(Protocol):
-    """The user's part in a running task (see `agent_lsp.control.TaskControl`)."""
+    """The user's part in a running task (see `agent_lsp.loop.control.TaskControl`)."""
 
     def notes(self) -> list[str]:
         """Steer notes sent since the last step."""

@@ -1,14 +1,14 @@
 """Generates the VS Code extension's settings from the settings schema.
 
-`python -m agent_lsp.vscodegen` writes `contributes.configuration` of
+`python -m agent_lsp.config.vscode` writes `contributes.configuration` of
 editor-configs/vscode/package.json (the rest of the file is kept); `--check` only reports drift.
 Keys are `agentLsp.<camelCase path>`; type, enum, default, bounds and description come from
-`agent_lsp.settings.Settings`. Fields excluded from serialization (`model.apiKey`) are left out:
+`agent_lsp.config.settings.Settings`. Fields excluded from serialization (`model.apiKey`) are left out:
 API keys only come from the environment or the user file. The extension's own settings
 (`agentLsp.server.*`, `agentLsp.trace.server`) are added here; the extension does not send them
 to the server.
 
-Every setting that an untrusted workspace may not widen (`agent_lsp.settings.untrusted_rule`:
+Every setting that an untrusted workspace may not widen (`agent_lsp.config.settings.untrusted_rule`:
 the level, the sandbox, every model key, extra roots, what runs by itself) and the server's
 command line get `"scope": "application"`: VS Code then ignores them in workspace and folder
 settings (`.vscode/settings.json`, which a repository ships and the agent could write); only the
@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_lsp.settings import Settings, untrusted_rule
+from agent_lsp.config.settings import Settings, untrusted_rule
 
 PREFIX = "agentLsp."
 TITLE = "agent-lsp"
@@ -174,7 +174,7 @@ def updated(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent_lsp.vscodegen", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m agent_lsp.config.vscode", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if package.json is stale")
     parser.add_argument("--package-json", type=Path, default=PACKAGE_JSON)
     args = parser.parse_args(argv)
@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     new = updated(text)
     if args.check:
         if new != text:
-            print(f"{target} is stale: run `python -m agent_lsp.vscodegen`", file=sys.stderr)
+            print(f"{target} is stale: run `python -m agent_lsp.config.vscode`", file=sys.stderr)
             return 1
         return 0
     if new != text:

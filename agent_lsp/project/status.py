@@ -1,9 +1,9 @@
 """Project status for the prompt (SPEC P3): git branch, changed files, last commits — from
-git run confined and hardened (`agent_lsp.gitcli`), never from the repository's own hooks."""
+git run confined and hardened (`agent_lsp.project.git`), never from the repository's own hooks."""
 
 from __future__ import annotations
 
-from agent_lsp.gitcli import Git, git_text
+from agent_lsp.project.git import Git, git_text
 
 __all__ = ["parse_status", "project_status"]
 

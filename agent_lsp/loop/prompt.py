@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.messages import ChatMessage
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.workspace import Workspace
 
 SYSTEM_PROMPT = """\
 You are agent-lsp, a coding agent working inside the user's editor on the project at {root}.

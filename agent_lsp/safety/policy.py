@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agent_lsp.config.settings import PermissionLevel
 from agent_lsp.safety.decision import Decision
 from agent_lsp.safety.engine import Evaluation, SafetyPolicy
 from agent_lsp.safety.paths import Resolved
 from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel
-from agent_lsp.settings import PermissionLevel
 
 __all__ = [
     "ALLOW_ONCE",

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.messages import ToolCall, ToolResult, ToolSpec
-from agent_lsp.outputs import OutputKeeper
 from agent_lsp.seams import Tool
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from agent_lsp.names_globals import JS_GLOBALS
-from agent_lsp.names_tree import Known, bound_names, inside, text, walk
+from agent_lsp.project.names_globals import JS_GLOBALS
+from agent_lsp.project.names_tree import Known, bound_names, inside, text, walk
 from agent_lsp.symbols import ts_engine
 from agent_lsp.symbols.model import language_for
 

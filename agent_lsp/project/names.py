@@ -11,9 +11,9 @@ import keyword
 import re
 from pathlib import Path
 
-from agent_lsp.names_go import undefined_go
-from agent_lsp.names_js import undefined_js
-from agent_lsp.names_tree import Known
+from agent_lsp.project.names_go import undefined_go
+from agent_lsp.project.names_js import undefined_js
+from agent_lsp.project.names_tree import Known
 
 __all__ = ["Known", "bound_names", "flag_message", "undefined_names"]
 

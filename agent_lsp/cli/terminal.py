@@ -15,7 +15,7 @@ from typing import TextIO
 
 from agent_lsp.fileio import atomic_write
 from agent_lsp.messages import AgentEvent, EventKind
-from agent_lsp.permissions import visible
+from agent_lsp.safety.policy import visible
 
 _MARK = {
     EventKind.STARTED: "▶",

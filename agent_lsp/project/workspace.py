@@ -22,9 +22,9 @@ from agent_lsp.fileio import (
     read_disk_text,
     text_hash,
 )
-from agent_lsp.permissions import CommandPolicy
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathError, PathGuard, Resolved
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel

@@ -651,7 +651,7 @@ def load_settings(
     after start-up (workspace/didChangeConfiguration, workspace/configuration), replace them
     but, like the project config, may only restrict until the workspace is trusted. `trusted`
     (default: looked up in `trusted.toml` beside the user config)."""
-    from agent_lsp.safety.trust import TrustStore
+    from agent_lsp.config.trust import TrustStore
 
     warnings: list[str] = []
     environ = os.environ if environ is None else environ

@@ -12,9 +12,9 @@ from typing import Literal, Protocol
 
 from adapters import tests_for_source
 from agent_lsp.errors import WorkspaceError
+from agent_lsp.loop.verify import NotPermittedError, Verifier
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
-from agent_lsp.verify import NotPermittedError, Verifier
-from agent_lsp.workspace import Workspace
 
 OWN_SOURCE = "agent-lsp"
 
