@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as t
 
@@ -22,7 +22,9 @@ from agent_lsp.lsp.textedit import minimal_edits
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-    from agent_lsp.lsp.state import AgentState
+    from agent_lsp.lsp.tasks import TaskManager
+    from agent_lsp.session import Session
+    from agent_lsp.task import Task
 
 log = logging.getLogger(__name__)
 CONTINUE = "agentLsp.continue"
@@ -44,8 +46,27 @@ def steer_lines(lines: list[str]) -> list[tuple[int, str]]:
     return found
 
 
+class SteerHost(Protocol):
+    """What steering needs of the server's state (`lsp.state.AgentState`)."""
+
+    @property
+    def server(self) -> LanguageServer: ...
+    @property
+    def tasks(self) -> TaskManager: ...
+    def session_for(self, uri: str | None) -> Session: ...
+    def start_task(
+        self,
+        task: Task,
+        session: Session,
+        *,
+        hint: str | None = None,
+        continues: str | None = None,
+        task_id: str | None = None,
+    ) -> dict[str, str]: ...
+
+
 class UserControl:
-    def __init__(self, state: AgentState) -> None:
+    def __init__(self, state: SteerHost) -> None:
         self.state = state
         self.server: LanguageServer = state.server
         self._timers: dict[str, asyncio.TimerHandle] = {}

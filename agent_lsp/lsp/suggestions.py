@@ -10,7 +10,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as t
 
@@ -18,14 +18,27 @@ from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.proposals import REJECT, Proposal, ProposalStore
 
 if TYPE_CHECKING:
-    from agent_lsp.lsp.state import AgentState
+    from agent_lsp.lsp.tasks import TaskManager
+    from agent_lsp.session import Session
 
 DEBOUNCE = 2.0
 PER_HOUR = 10
 
 
+class SuggestionHost(Protocol):
+    """What suggestions need of the server's state (`lsp.state.AgentState`)."""
+
+    @property
+    def session(self) -> Session: ...
+    @property
+    def tasks(self) -> TaskManager: ...
+    def start_suggestion(
+        self, uri: str, diagnostic: t.Diagnostic, suggestions: Suggestions, key: Any
+    ) -> None: ...
+
+
 class Suggestions:
-    def __init__(self, state: AgentState, store: ProposalStore) -> None:
+    def __init__(self, state: SuggestionHost, store: ProposalStore) -> None:
         self.state = state
         self.store = store
         self.seen: set[tuple[str, int, str]] = set()
