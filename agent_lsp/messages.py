@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -185,3 +186,15 @@ class ResumePoint(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     changed_files: list[str] = Field(default_factory=list[str])
     hint: str | None = None  # set: the user continues a stopped task with these words
+
+
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
+    """A rough count (≈4 characters per token) — good enough to decide when to compact."""
+    chars = 0
+    for m in messages:
+        chars += len(m.content or "") + 16
+        chars += sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls)
+    return chars // CHARS_PER_TOKEN

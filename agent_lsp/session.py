@@ -23,6 +23,7 @@ from agent_lsp.loop.done import (
     definition_of_done,
 )
 from agent_lsp.loop.outputs import OutputKeeper
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import Verifier, new_shadow_dir
 from agent_lsp.memory import (
     MemoryEntry,
@@ -62,7 +63,6 @@ from agent_lsp.tools import (
     RunCommandTool,
     RunTestsTool,
     SearchTextTool,
-    ToolBox,
     UpdateTaskTool,
     WriteFileTool,
 )

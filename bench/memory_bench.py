@@ -23,7 +23,6 @@ from pathlib import Path
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import Settings
 from agent_lsp.demo import TASK, copy_sample, demo_model
-from agent_lsp.loop.compaction import CHARS_PER_TOKEN
 from agent_lsp.loop.prompt import system_prompt
 from agent_lsp.memory.experience import Experience, write_experience
 from agent_lsp.memory.index import MemoryIndex
@@ -31,7 +30,7 @@ from agent_lsp.memory.initd import InitRunner, TaskFacts
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.recall import query_terms, recall
 from agent_lsp.memory.state import start_task, write_task_section
-from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
+from agent_lsp.messages import CHARS_PER_TOKEN, ChatMessage, ModelReply, ToolSpec
 from agent_lsp.models.scripted import ScriptedModel
 from agent_lsp.session import Session
 from agent_lsp.task import Task, TaskKind

@@ -25,8 +25,7 @@ from pathlib import Path
 
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import Settings
-from agent_lsp.loop.compaction import estimate_tokens
-from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec
+from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec, estimate_tokens
 from agent_lsp.models.scripted import ScriptedModel
 from agent_lsp.session import Session
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind

@@ -1,4 +1,4 @@
-"""`agent_lsp.project.editing.find_edit`: exact matches first, then tolerant ones that say what they did."""
+"""`agent_lsp.project.editing.find_edit`: exact matches first, then tolerant ones that say so."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import git
 import pytest
 
 from agent_lsp.loop.outputs import OutputKeeper
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.messages import ToolCall, ToolStatus
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
@@ -27,7 +28,6 @@ from agent_lsp.tools import (
     RememberTool,
     RunCommandTool,
     SearchTextTool,
-    ToolBox,
     UpdateTaskTool,
     WriteFileTool,
 )

@@ -3,8 +3,8 @@
 `python -m agent_lsp.config.vscode` writes `contributes.configuration` of
 editor-configs/vscode/package.json (the rest of the file is kept); `--check` only reports drift.
 Keys are `agentLsp.<camelCase path>`; type, enum, default, bounds and description come from
-`agent_lsp.config.settings.Settings`. Fields excluded from serialization (`model.apiKey`) are left out:
-API keys only come from the environment or the user file. The extension's own settings
+`agent_lsp.config.settings.Settings`. Fields excluded from serialization (`model.apiKey`) are left
+out: API keys only come from the environment or the user file. The extension's own settings
 (`agentLsp.server.*`, `agentLsp.trace.server`) are added here; the extension does not send them
 to the server.
 
@@ -34,7 +34,7 @@ from agent_lsp.config.settings import Settings, untrusted_rule
 
 PREFIX = "agentLsp."
 TITLE = "agent-lsp"
-PACKAGE_JSON = Path(__file__).resolve().parent.parent / "editor-configs" / "vscode" / "package.json"
+PACKAGE_JSON = Path(__file__).resolve().parents[2] / "editor-configs" / "vscode" / "package.json"
 # VS Code reads these from the User settings only, never from workspace or folder settings,
 # in local and remote windows alike.
 USER_ONLY = "application"

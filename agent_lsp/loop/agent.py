@@ -11,11 +11,9 @@ from typing import Protocol
 from adapters import TestReport
 from agent_lsp.errors import ModelError
 from agent_lsp.loop.compaction import (
-    CHARS_PER_TOKEN,
     KEEP_TURNS,
     MIN_SUMMARISED_TURNS,
     compact,
-    estimate_tokens,
     older_turns,
     summarise,
     with_summary,
@@ -23,8 +21,10 @@ from agent_lsp.loop.compaction import (
 from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.messages import (
+    CHARS_PER_TOKEN,
     AgentEvent,
     ChatMessage,
     EventKind,
@@ -35,11 +35,11 @@ from agent_lsp.messages import (
     ToolCall,
     ToolResult,
     Usage,
+    estimate_tokens,
 )
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.tools import ToolBox
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from agent_lsp.messages import ChatMessage, ModelReply
 from agent_lsp.seams import Model
 
-CHARS_PER_TOKEN = 4
 KEEP_TURNS = 10
 MIN_SUMMARISED_TURNS = 4  # fewer older turns than this: masking only
 MASKED = "[compacted"
@@ -35,15 +34,6 @@ with less context. Write a factual summary in markdown with these sections:
 ## Files touched - each file read or changed, and what changed.
 ## State - where the work stands and what was about to happen next.
 Keep names, paths, test ids and error messages exact. Do not invent anything. No preamble."""
-
-
-def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
-    """A rough count (≈4 characters per token) — good enough to decide when to compact."""
-    chars = 0
-    for m in messages:
-        chars += len(m.content or "") + 16
-        chars += sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls)
-    return chars // CHARS_PER_TOKEN
 
 
 def is_feedback(message: ChatMessage) -> bool:

@@ -12,8 +12,15 @@ import openai
 
 from agent_lsp.config.settings import ModelSettings
 from agent_lsp.errors import ModelError
-from agent_lsp.loop.compaction import CHARS_PER_TOKEN, estimate_tokens
-from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
+from agent_lsp.messages import (
+    CHARS_PER_TOKEN,
+    ChatMessage,
+    ModelReply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    estimate_tokens,
+)
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,5 @@
 """Model-facing tools (names and arguments are a contract, see docs/architecture.md)."""
 
-from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.tools.commands import RunCommandTool
 from agent_lsp.tools.create import WriteFileTool
 from agent_lsp.tools.diagnostics import GetDiagnosticsTool
@@ -21,7 +20,6 @@ __all__ = [
     "RunCommandTool",
     "RunTestsTool",
     "SearchTextTool",
-    "ToolBox",
     "UpdateTaskTool",
     "WriteFileTool",
 ]

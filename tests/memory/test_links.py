@@ -13,6 +13,7 @@ import pytest
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.outputs import OutputKeeper
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.logs import SessionLog
@@ -21,7 +22,7 @@ from agent_lsp.memory.rules import load_rules
 from agent_lsp.messages import TaskStatus, ToolCall, ToolStatus
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.tools import RememberTool, ToolBox, UpdateTaskTool
+from agent_lsp.tools import RememberTool, UpdateTaskTool
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.test_agent import make_session

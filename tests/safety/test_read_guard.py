@@ -12,6 +12,7 @@ import pytest
 from agent_lsp.config.settings import Settings
 from agent_lsp.fileio import UnsafePathError, atomic_write, open_append
 from agent_lsp.loop.prompt import build_messages
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.messages import TaskStatus, ToolCall, ToolResult, ToolStatus
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.engine import SafetyPolicy
@@ -19,7 +20,7 @@ from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.reads import ReadGuard
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
-from agent_lsp.tools import ListFilesTool, ReadFileTool, SearchTextTool, ToolBox
+from agent_lsp.tools import ListFilesTool, ReadFileTool, SearchTextTool
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.test_agent import make_session

@@ -17,13 +17,14 @@ import pytest
 
 from adapters import PosixShell
 from adapters.results import CommandResult
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.messages import ToolCall
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.policy import ALLOW_ONCE, CommandPolicy
 from agent_lsp.safety.sandbox import Confinement, Sandbox, probe
 from agent_lsp.safety.sandbox_env import sandbox_env
-from agent_lsp.tools import RunCommandTool, ToolBox
+from agent_lsp.tools import RunCommandTool
 from tests.conftest import which_or_skip
 from tests.fakes.channel import RecordingChannel
 from tests.safety.conftest import Layout, make_layout

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.messages import ToolCall, ToolResult, ToolStatus
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
@@ -24,7 +25,6 @@ from agent_lsp.tools import (
     ReadFileTool,
     RunCommandTool,
     SearchTextTool,
-    ToolBox,
     WriteFileTool,
 )
 from tests.fakes.channel import RecordingChannel
