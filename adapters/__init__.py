@@ -1,4 +1,8 @@
-"""Leaf adapters: subprocess shells, test runners and the shadow workspace (stdlib only)."""
+"""Leaf adapters: subprocess shells, test runners and the shadow workspace (stdlib only).
+
+Imports nothing of `agent_lsp` (a contract in pyproject.toml): the core calls it, never the
+other way round.
+"""
 
 from adapters.affected import is_test_file, tests_for_source
 from adapters.django_runner import DjangoRunner

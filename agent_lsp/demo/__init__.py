@@ -2,6 +2,8 @@
 
 Without `--live` a scripted model stands in for the LLM: its replies are fixed, everything else
 (tools, edits, pytest in the shadow workspace, the done-check) is the real thing.
+
+May import: `agent_lsp.models` and the shared root modules.
 """
 
 from __future__ import annotations

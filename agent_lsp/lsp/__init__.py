@@ -1,4 +1,7 @@
-"""The LSP interface: the only package that imports pygls and lsprotocol."""
+"""The LSP interface: the only package that imports pygls and lsprotocol.
+
+May import everything of the core (the session, the loop, memory, ...); only the CLI imports it.
+"""
 
 from agent_lsp.lsp.server import create_server
 

@@ -1,8 +1,8 @@
 """The safety layer (docs/security.md): the OS sandbox is the boundary for everything that
 runs; the classifier only decides what to ask about.
 
-Modules (import them directly; this package imports nothing so that `agent_lsp.config.settings` can
-use `agent_lsp.config.trust` without a cycle). What runs, and where:
+May import: `agent_lsp.config`, the shared root modules and `adapters`. Modules (import them
+directly; this package's own module imports nothing). What runs, and where:
 
 - `confined`: `ConfinedShell`, the one way the agent runs a program (commands, tests, linters,
   init.d steps, git), inside `sandbox` (bubblewrap: `Confinement`, the argv), with the

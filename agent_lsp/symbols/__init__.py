@@ -1,5 +1,8 @@
 """The symbol index: per-file definitions and references (tree-sitter when installed, a regex
-fallback otherwise), a project-wide `SymbolIndex`, and a ranked repository map."""
+fallback otherwise), a project-wide `SymbolIndex`, and a ranked repository map.
+
+May import: the shared root modules (`fileio`) and `adapters`.
+"""
 
 from agent_lsp.symbols.extract import describe_engines, engine_for, extract
 from agent_lsp.symbols.index import IndexedFile, Reference, SymbolHit, SymbolIndex

@@ -1,4 +1,10 @@
-"""Model-facing tools (names and arguments are a contract, see docs/architecture.md)."""
+"""Model-facing tools (names and arguments are a contract, see docs/architecture.md): each a
+`seams.Tool`, run by the loop's `ToolBox`.
+
+May import: `agent_lsp.loop` (verification, the task's control), `agent_lsp.memory`,
+`agent_lsp.symbols`, `agent_lsp.project`, `agent_lsp.safety`, `agent_lsp.config`, the shared
+root modules and `adapters`.
+"""
 
 from agent_lsp.tools.commands import RunCommandTool
 from agent_lsp.tools.create import WriteFileTool
