@@ -254,7 +254,7 @@ def _main(argv: list[str]) -> int:
             serve_stdio(server)
         return EXIT_OK
 
-    from agent_lsp.cli import commands
+    from agent_lsp.cli import commands, doctor
 
     if args.command == "run":
         given = [bool(args.task), bool(args.resume), args.hint is not None]
@@ -293,7 +293,7 @@ def _main(argv: list[str]) -> int:
     if args.command == "test":
         return asyncio.run(commands.test(args.root, args.targets, as_json=args.json))
     if args.command == "doctor":
-        return asyncio.run(commands.doctor(args.root))
+        return asyncio.run(doctor.doctor(args.root))
     from agent_lsp.cli import memory as memory_commands
 
     if args.command == "log":
