@@ -6,5 +6,6 @@ it lands), `names` (a call to a name defined nowhere is flagged), `diagnostics` 
 and agent-lsp's own problems), `status` (branch, changes, last commits) and `git` (git run
 confined and hardened).
 
-May import: `agent_lsp.safety`, `agent_lsp.config`, the shared root modules and `adapters`.
+May import: `agent_lsp.symbols` (what the project defines), `agent_lsp.safety`,
+`agent_lsp.config`, the shared root modules and `adapters`.
 """
