@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.messages import ToolCall, ToolResult, ToolStatus
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.policy import ALLOW_ONCE, CommandPolicy
 from agent_lsp.safety.sandbox import Confinement, Sandbox
-from agent_lsp.tools import RunCommandTool, ToolBox
+from agent_lsp.tools import RunCommandTool
 from tests.conftest import which_or_skip
 from tests.fakes.channel import RecordingChannel
 
