@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain
 from adapters.linters import LintIssue
-from agent_lsp.config.settings import Settings, ToolCalling
+from agent_lsp.config.schema import Settings, ToolCalling
 from agent_lsp.errors import AgentLspError
-from agent_lsp.loop.agent import Agent, Limits
+from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
 from agent_lsp.loop.done import (
     DiagnosticCheck,
@@ -22,6 +22,7 @@ from agent_lsp.loop.done import (
     check_by,
     definition_of_done,
 )
+from agent_lsp.loop.hooks import Limits
 from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import Verifier, new_shadow_dir

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 from adapters import TestReport
 from agent_lsp.errors import ModelError
@@ -20,6 +18,7 @@ from agent_lsp.loop.compaction import (
 )
 from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests
 from agent_lsp.loop.guard import LoopGuard
+from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
@@ -33,101 +32,12 @@ from agent_lsp.messages import (
     TaskOutcome,
     TaskStatus,
     ToolCall,
-    ToolResult,
     Usage,
     estimate_tokens,
 )
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_steps: int = 25
-    max_tokens: int = 1_000_000
-    context_window: int = 128_000
-    compact_at: float = 0.7
-    summarise: bool = True  # a model call summarises old turns when masking is not enough
-    remind_every: int = 10  # tool calls without a read of the task state before a reminder
-
-
-class TaskHooks(Protocol):
-    """What the loop tells the task's memory (log, checkpoints, snapshots, starting context)."""
-
-    async def context(self, reason: str) -> str:
-        """The starting context, rebuilt: reason is "start", "compaction" or "resume"."""
-        ...
-
-    async def model_called(
-        self, step: int, reply: ModelReply, usage: Usage, seconds: float
-    ) -> None: ...
-
-    async def before_tool(self, step: int, call: ToolCall) -> None: ...
-
-    async def tool_done(
-        self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
-    ) -> None: ...
-
-    async def tests_checked(self, step: int, ok: bool, summary: str) -> None: ...
-
-    async def compacted(self, step: int, masked: int, summarised: int = 0) -> None:
-        """`masked` old outputs and feedback; `summarised` old turns replaced by a summary."""
-        ...
-
-    async def step_done(
-        self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
-    ) -> None:
-        """The conversation is consistent here: a checkpoint to resume from."""
-        ...
-
-
-class UserTurns(Protocol):
-    """The user's part in a running task (see `agent_lsp.loop.control.TaskControl`)."""
-
-    def notes(self) -> list[str]:
-        """Steer notes sent since the last step."""
-        ...
-
-    async def confirm(self) -> str | None:
-        """After a context rebuild: None to go on, else why the task pauses (a conflict)."""
-        ...
-
-    def confirmed(self) -> str:
-        """After `confirm` said go on: the user's answer to the conflict, for the model."""
-        ...
-
-
-class NoHooks:
-    """An agent without memory: no context, nothing recorded."""
-
-    async def context(self, reason: str) -> str:
-        return ""
-
-    async def model_called(
-        self, step: int, reply: ModelReply, usage: Usage, seconds: float
-    ) -> None:
-        return None
-
-    async def before_tool(self, step: int, call: ToolCall) -> None:
-        return None
-
-    async def tool_done(
-        self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
-    ) -> None:
-        return None
-
-    async def tests_checked(self, step: int, ok: bool, summary: str) -> None:
-        return None
-
-    async def compacted(self, step: int, masked: int, summarised: int = 0) -> None:
-        return None
-
-    async def step_done(
-        self, step: int, messages: Sequence[ChatMessage], usage: Usage, changed: Sequence[str]
-    ) -> None:
-        return None
-
 
 STEER_PREFIX = "A note from the user, sent while you work: "
 WORDS = 300  # how much of the model's own words an outcome quotes
