@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.loop.compaction import SUMMARY_PROMPT
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_lsp.cli.terminal import TerminalChannel
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.demo import TASK, copy_sample, demo_model
 from agent_lsp.loop.prompt import system_prompt
 from agent_lsp.memory.experience import Experience, write_experience

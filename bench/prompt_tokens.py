@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_lsp.cli.terminal import TerminalChannel
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec, estimate_tokens
 from agent_lsp.models.scripted import ScriptedModel
 from agent_lsp.session import Session

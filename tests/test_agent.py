@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.messages import EventKind, TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session

@@ -131,7 +131,7 @@ async def test_every_call_is_capped_and_a_cut_reply_is_said(
 
 
 def test_the_default_output_cap_is_sent() -> None:
-    from agent_lsp.config.settings import Settings
+    from agent_lsp.config.schema import Settings
 
     assert Settings.model_validate({}).model.max_tokens == 4096
 

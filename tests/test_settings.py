@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_lsp.config.settings import ApplyMode, Settings, load_settings
+from agent_lsp.config.schema import ApplyMode, Settings
+from agent_lsp.config.settings import load_settings
 
 
 def test_defaults() -> None:

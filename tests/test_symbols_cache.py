@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.memory.layout import AGENT_DIR
 from agent_lsp.session import Session
 from agent_lsp.symbols import FileSymbols, SymbolIndex, extract

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.messages import TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import Settings, load_settings
+from agent_lsp.config.schema import Settings
+from agent_lsp.config.settings import load_settings
 from agent_lsp.config.trust import TrustStore
 
 WHY = "until you trust this workspace (agent-lsp trust)"

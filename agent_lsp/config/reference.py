@@ -10,7 +10,9 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from agent_lsp.config.settings import PROJECT_CONFIG, USER_CONFIG, Settings, untrusted_rule
+from agent_lsp.config.schema import Settings
+from agent_lsp.config.settings import PROJECT_CONFIG, USER_CONFIG
+from agent_lsp.config.untrusted import untrusted_rule
 
 HEADER = f"""\
 # Configuration reference
@@ -69,7 +71,7 @@ def _type(field: FieldInfo) -> str:
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         return " \\| ".join(f"`{m.value}`" for m in annotation)
     text = getattr(annotation, "__name__", None) or str(annotation)
-    text = text.replace("pydantic.types.", "").replace("agent_lsp.config.settings.", "")
+    text = text.replace("pydantic.types.", "").replace("agent_lsp.config.schema.", "")
     return text.replace("|", "\\|")
 
 

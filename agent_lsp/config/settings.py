@@ -9,356 +9,26 @@ from __future__ import annotations
 import copy
 import difflib
 import os
-import re
 import tomllib
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-
-class _Section(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="ignore", validate_default=True
-    )
-
-
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
-class ToolCalling(StrEnum):
-    AUTO = "auto"
-    NATIVE = "native"
-    TEXT = "text"
-
-
-class ModelPrice(_Section):
-    input: float | None = Field(
-        None, ge=0, description="USD per million prompt tokens (for the cost in the summary)."
-    )
-    output: float | None = Field(
-        None, ge=0, description="USD per million completion tokens (for the cost in the summary)."
-    )
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
-        """USD for these tokens; None unless both prices are set."""
-        if self.input is None or self.output is None:
-            return None
-        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
-
-
-class ModelRoute(_Section):
-    """One task kind's model: a name, and optionally its own endpoint."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_default=True
-    )
-
-    name: str = Field(min_length=1, description="Model name sent to the endpoint.")
-    base_url: str | None = Field(
-        None, description="Its endpoint; unset: the main model's (`model.baseUrl`)."
-    )
-    api_key_env: EnvName | None = Field(
-        None,
-        description="The environment variable holding its API key. Unset: the main model's "
-        "key on the main endpoint, no key on another one.",
-    )
-    max_tokens: int | None = Field(
-        None, ge=16, le=1_000_000, description="Its output cap; unset: `model.maxTokens`."
-    )
-
-
-_ROUTE = (
-    ": a table with `name`, optionally `baseUrl` (unset: `model.baseUrl`), `apiKeyEnv` (the "
-    "environment variable holding its key; unset: the main key on the main endpoint, no key "
-    "on another) and `maxTokens`. Unset: the main model."
+from agent_lsp.config.schema import Settings
+from agent_lsp.config.untrusted import (
+    EDITOR_FORBIDDEN,
+    LATER,
+    PROJECT_FORBIDDEN,
+    as_table,
+    confine,
+    strip_forbidden,
 )
-
-
-class ModelRoutes(_Section):
-    explain: ModelRoute | None = Field(None, description="The model of `explain` tasks" + _ROUTE)
-    suggestions: ModelRoute | None = Field(
-        None, description="The model of background suggestions" + _ROUTE
-    )
-    fix: ModelRoute | None = Field(None, description="The model of `fix` tasks" + _ROUTE)
-    task: ModelRoute | None = Field(None, description="The model of free-text tasks" + _ROUTE)
-    distillation: ModelRoute | None = Field(
-        None,
-        description="The model that distils experiences after a task and the user's "
-        "remember" + _ROUTE,
-    )
-
-
-class ModelSettings(_Section):
-    base_url: str = Field(
-        "https://api.openai.com/v1",
-        description="OpenAI-compatible endpoint (OpenAI, DeepSeek, Ollama, vLLM, llama.cpp ...).",
-    )
-    name: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
-    api_key: SecretStr | None = Field(
-        None,
-        description="API key. Only read from the environment or the user config file, never "
-        "from a project or the editor.",
-        exclude=True,
-    )
-    timeout: float = Field(120.0, gt=0, description="Seconds to wait for one model call.")
-    max_retries: int = Field(
-        2, ge=0, le=10, description="Retries on 429, 5xx and timeouts (Retry-After is respected)."
-    )
-    stream: bool = Field(True, description="Stream replies, so that cancelling a task is prompt.")
-    max_tokens: int = Field(
-        4096,
-        ge=16,
-        le=1_000_000,
-        description="Output cap of one model call (sent as `max_tokens`); a reply cut there is "
-        "reported as cut, in the log and to the model.",
-    )
-    temperature: float | None = Field(
-        0.0, description="Sampling temperature; null = endpoint default."
-    )
-    context_window: int = Field(
-        128_000,
-        ge=2_000,
-        description="Tokens the model accepts; history is compacted at the share the "
-        "`compaction` settings give each task kind.",
-    )
-    price: ModelPrice = Field(
-        default_factory=lambda: ModelPrice.model_validate({}),
-        description="The model's price, for the cost in a task's summary: "
-        "`[model] price = {input = 0.15, output = 0.6}` (USD per million tokens).",
-    )
-    tool_calling: ToolCalling = Field(
-        ToolCalling.AUTO,
-        description="`native` tool calls, `text` (tools described in the prompt, for models "
-        "without tool calling), or `auto` (native, switching to text if the endpoint refuses).",
-    )
-    routes: ModelRoutes = Field(
-        default_factory=lambda: ModelRoutes.model_validate({}),
-        description="Other models for some task kinds, e.g. "
-        '`[model.routes.explain] name = "qwen2.5-coder:7b", baseUrl = "http://localhost:11434/v1"`'
-        "; on a connection error, an HTTP 5xx or an unknown model the main model answers "
-        "instead (said in the session log). Only from your own settings.",
-    )
-
-
-class ApplyMode(StrEnum):
-    DIRECT = "direct"
-    REVIEW = "review"
-
-
-class PermissionLevel(StrEnum):
-    L0 = "L0"
-    L1 = "L1"
-    L2 = "L2"
-    L3 = "L3"
-
-
-class SuggestionSettings(_Section):
-    enabled: bool = Field(
-        False,
-        description="Prepare fixes in the background for new diagnostics (after a 2 s pause, "
-        "at most 10 an hour, never while a task runs) and offer each as a code action "
-        "carrying the edit.",
-    )
-
-
-class TestSettings(_Section):
-    run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
-    timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
-
-
-class LintSettings(_Section):
-    enabled: bool = Field(
-        False,
-        description="Run the project's linters and compilers (ruff or pyflakes, go vet, tsc) on "
-        "open and save, on the editor's text, and publish what they find as diagnostics.",
-    )
-
-
-class MemorySettings(_Section):
-    distill: bool = Field(
-        True,
-        description="After a key event (fail -> fix -> pass, a stack change, the user's "
-        "remember), one extra model call writes an experience file under .agent-lsp/memory/.",
-    )
-    inject: bool = Field(
-        True, description="Give each task the most relevant experiences (at most 300 words)."
-    )
-    max_injected: int = Field(5, ge=0, le=10, description="Most experiences given to a task.")
-    init_step_timeout: float = Field(
-        10.0, gt=0, description="Seconds before a project step in .agent-lsp/init.d/ is killed."
-    )
-
-
-class SandboxSettings(_Section):
-    enabled: bool = Field(
-        True,
-        description="Run commands under the OS sandbox (bubblewrap on Linux) where available: "
-        "only the workspace writable, no network. A repository's own config cannot turn it off "
-        "until you trust the workspace.",
-    )
-    network: bool = Field(
-        False,
-        description="Give every sandboxed command the network (by default only commands the "
-        "policy or you allowed as network commands get it).",
-    )
-    pass_env: list[EnvName] = Field(
-        default=[],
-        description="Names of environment variables passed into commands, tests and linters "
-        "besides the built-in allowlist. Only from your own settings (user file, editor "
-        "start-up options, `AGENT_LSP_PASS_ENV`): a repository's own config cannot add names "
-        "until you trust the workspace, and never a name that looks like a secret (KEY, TOKEN, "
-        "SECRET, PASSWORD, CREDENTIAL ...).",
-    )
-
-
-class CompactionSettings(_Section):
-    fix: float = Field(
-        0.6,
-        ge=0.1,
-        le=0.95,
-        description="Share of `model.contextWindow` at which a fix task's history is compacted.",
-    )
-    task: float = Field(
-        0.7,
-        ge=0.1,
-        le=0.95,
-        description="Share of `model.contextWindow` at which a "
-        "free-text task's history is compacted.",
-    )
-    explain: float = Field(
-        0.5,
-        ge=0.1,
-        le=0.95,
-        description="Share of `model.contextWindow` at which an "
-        "explain task's history is compacted.",
-    )
-    summarise: bool = Field(
-        True,
-        description="When masking old tool outputs is not enough, one model call summarises "
-        "the older turns (the user's instructions and the last 10 turns stay whole); if it "
-        "fails, the masked history is kept.",
-    )
-
-    def threshold(self, kind: str) -> float:
-        return {"fix": self.fix, "explain": self.explain}.get(kind, self.task)
-
-
-class Settings(_Section):
-    """Every agent-lsp setting (camelCase keys on the wire)."""
-
-    model: ModelSettings = Field(default_factory=lambda: ModelSettings.model_validate({}))
-    apply_mode: ApplyMode = Field(
-        ApplyMode.DIRECT,
-        description="`direct` edits the buffer; `review` makes each change a proposal on its "
-        "lines (Apply / Show diff / Reject), kept until decided, also across restarts.",
-    )
-    permission_level: PermissionLevel = Field(
-        PermissionLevel.L2,
-        description="L0 read-only; L1 edits in the workspace and read-only commands; L2 asks "
-        "for every side effect; L3 full-auto for CI, only with an allowlist in the policy "
-        "(see docs/security.md).",
-    )
-    extra_roots: list[str] = Field(
-        default=[],
-        description="Folders besides the workspace that tools may read and write "
-        "(a repository's own config cannot add them until you trust the workspace).",
-    )
-    sandbox: SandboxSettings = Field(default_factory=lambda: SandboxSettings.model_validate({}))
-    max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
-    tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
-    edit_timeout: float = Field(
-        10.0,
-        gt=0,
-        description="Seconds an edit waits for the editor before the task says that it waits "
-        "(it goes on waiting, e.g. while you confirm the edit: cancel the task to stop).",
-    )
-    max_tokens: int = Field(
-        1_000_000, ge=1_000, description="Token budget of one task (prompt + completion)."
-    )
-    ask_timeout: float = Field(
-        120.0,
-        gt=0,
-        le=600,
-        description="Seconds the agent waits for your answer to a question (ask_user, a "
-        "permission prompt, a conflict found at a rebuild); no answer in time is no answer.",
-    )
-    suggestions: SuggestionSettings = Field(
-        default_factory=lambda: SuggestionSettings.model_validate({})
-    )
-    tests: TestSettings = Field(default_factory=lambda: TestSettings.model_validate({}))
-    lint: LintSettings = Field(default_factory=lambda: LintSettings.model_validate({}))
-    memory: MemorySettings = Field(default_factory=lambda: MemorySettings.model_validate({}))
-    compaction: CompactionSettings = Field(
-        default_factory=lambda: CompactionSettings.model_validate({})
-    )
-
 
 USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
 PROJECT_CONFIG = Path(".agent-lsp/config.toml")
-_ROUTES = ("explain", "suggestions", "fix", "task", "distillation")
-# A repository's own config and the editor never set the API key; a repository never names
-# the variable a route's key is read from.
-_PROJECT_FORBIDDEN = (
-    ("model", "apiKey"),
-    *(("model", "routes", kind, "apiKeyEnv") for kind in _ROUTES),
-)
-_EDITOR_FORBIDDEN = (("model", "apiKey"),)
-_LEVELS = ("L0", "L1", "L2", "L3")
-_WHY = "until you trust this workspace (agent-lsp trust)"
-_LATER = "editor settings sent after start-up"
-
-# What an untrusted layer (the project's config; settings the editor sends after start-up) may
-# do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
-# it off/on; `stricter` a value earlier in _STRICTEST_FIRST; `subset` only drop entries; `same`
-# (every key not listed: all of model.*, whatever is added later) change nothing. It may always
-# restrict, never widen.
-_Rule = Literal["free", "same", "off", "on", "stricter", "subset"]
-UNTRUSTED_RULES: dict[tuple[str, ...], _Rule] = {
-    ("applyMode",): "stricter",
-    ("maxSteps",): "free",
-    ("toolTimeout",): "free",
-    ("editTimeout",): "free",
-    ("maxTokens",): "free",
-    ("askTimeout",): "free",
-    ("tests", "timeout"): "free",
-    ("memory", "maxInjected"): "free",
-    ("memory", "initStepTimeout"): "free",
-    ("permissionLevel",): "stricter",
-    ("extraRoots",): "subset",
-    ("sandbox", "passEnv"): "subset",
-    ("sandbox", "enabled"): "on",
-    ("sandbox", "network"): "off",
-    ("tests", "runOnSave"): "off",
-    ("lint", "enabled"): "off",
-    ("suggestions", "enabled"): "off",
-    ("memory", "distill"): "off",
-    ("memory", "inject"): "off",
-    ("compaction", "fix"): "free",
-    ("compaction", "task"): "free",
-    ("compaction", "explain"): "free",
-    ("compaction", "summarise"): "off",
-}
-
-
-_STRICTEST_FIRST: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("permissionLevel",): _LEVELS,
-    ("applyMode",): ("review", "direct"),  # a proposal to accept is stricter than an edit
-}
-
-
-def untrusted_rule(path: tuple[str, ...]) -> _Rule:
-    """What an untrusted layer may do with the key at `path` (see UNTRUSTED_RULES)."""
-    return UNTRUSTED_RULES.get(path, "same")
-
-
-# Names a sandbox passes only when the user listed them in their own settings.
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
-)
 
 
 def _camel(data: Any) -> Any:
@@ -401,22 +71,13 @@ def read_toml(path: Path) -> dict[str, Any]:
         return _camel(tomllib.load(fh))
 
 
-def _table(value: object) -> dict[str, Any] | None:
-    """`value` as a settings table (TOML and JSON tables have string keys), else None."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
-def _names(value: object) -> list[Any] | None:
-    return cast("list[Any]", value) if isinstance(value, list) else None
-
-
 def _pop(layer: dict[str, Any], path: tuple[str | int, ...]) -> bool:
     """Remove the deepest table entry along `path` (a whole list for an error in one item)."""
     node: object = layer
     parent: dict[str, Any] | None = None
     key = ""
     for part in path:
-        table = _table(node)
+        table = as_table(node)
         if table is None or not isinstance(part, str) or part not in table:
             break
         parent, key, node = table, part, table[part]
@@ -424,86 +85,6 @@ def _pop(layer: dict[str, Any], path: tuple[str | int, ...]) -> bool:
         return False
     del parent[key]
     return True
-
-
-def _strip(
-    layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str
-) -> None:
-    for path in keys:
-        node: Any = layer
-        for key in path[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict) and path[-1] in node:
-            del node[path[-1]]
-            warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
-
-
-def _keeps(path: tuple[str, ...], value: Any, mine: Any) -> bool:
-    """May an untrusted layer set `value` at `path` where the user's own settings give `mine`?"""
-    rule = untrusted_rule(path)
-    if rule == "free" or value == mine:
-        return True
-    if rule == "off":
-        return value is False
-    if rule == "on":
-        return value is True
-    if rule == "stricter":
-        order = _STRICTEST_FIRST[path]
-        return value in order and mine in order and order.index(value) <= order.index(mine)
-    if rule == "subset":
-        entries, own = _names(value), _names(mine)
-        return entries is not None and own is not None and all(v in own for v in entries)
-    return False
-
-
-def _guard(
-    layer: dict[str, Any],
-    mine: Mapping[str, Any],
-    keep: Mapping[str, Any] | None = None,
-    at: tuple[str, ...] = (),
-) -> list[str]:
-    """Drop from `layer` what widens the user's own settings `mine` (putting back the value
-    `keep` has, the editor's start-up options); the dropped keys."""
-    dropped: list[str] = []
-    for key in list(layer):
-        value, ref, here = layer[key], mine.get(key, mine), (*at, key)
-        if ref is mine:  # not a setting (ignored anyway)
-            continue
-        table, own = _table(value), _table(ref)
-        if table is not None and own is not None:
-            dropped += _guard(table, own, _table(keep.get(key)) if keep else None, here)
-        elif not _keeps(here, value, ref):
-            del layer[key]
-            if keep is not None and key in keep:
-                layer[key] = copy.deepcopy(keep[key])
-            dropped.append(".".join(here))
-    return dropped
-
-
-def _confine(
-    layer: dict[str, Any],
-    mine: Mapping[str, Any],
-    trusted: bool,
-    warnings: list[str],
-    src: str,
-    keep: Mapping[str, Any] | None = None,
-) -> None:
-    """A layer the user did not write: widening keys only once trusted, and never a
-    secret-looking name in `sandbox.passEnv` the user did not list themselves."""
-    if not trusted:
-        warnings.extend(f"{src}: ignored {key} {_WHY}" for key in _guard(layer, mine, keep))
-    sandbox = _table(layer.get("sandbox"))
-    names = _names(sandbox.get("passEnv")) if sandbox is not None else None
-    if sandbox is not None and names is not None:
-        own = mine["sandbox"]["passEnv"]
-        secret = [n for n in names if isinstance(n, str) and _SECRET_NAME.search(n)]
-        secret = [n for n in secret if n not in own]
-        sandbox["passEnv"] = [n for n in names if n not in secret]
-        warnings.extend(
-            f"{src}: ignored sandbox.passEnv {n} (a secret by its name: only your own settings "
-            "pass it)"
-            for n in secret
-        )
 
 
 class LoadedSettings(BaseModel):
@@ -601,7 +182,7 @@ def _check_keys(
         sub = fields[key]
         if sub is None:
             continue
-        table = _table(value)
+        table = as_table(value)
         if table is None:
             dotted = ".".join((*at, key))
             example = (
@@ -626,7 +207,7 @@ def _editor(options: object, src: str, warnings: list[str]) -> dict[str, Any]:
         warnings.append(f"{src}: not a table of settings ({type(options).__name__}); ignored")
         options = None
     layer: dict[str, Any] = _camel(dict(cast("Mapping[str, Any]", options or {})))
-    _strip(layer, _EDITOR_FORBIDDEN, warnings, src)
+    strip_forbidden(layer, EDITOR_FORBIDDEN, warnings, src)
     return layer
 
 
@@ -672,12 +253,12 @@ def load_settings(
     layers = [(f"user config {user_path}", user)]
     if project_path is not None:
         src = f"project config {project_path}"
-        _strip(project, _PROJECT_FORBIDDEN, warnings, src)
-        _confine(project, mine, trusted, warnings, src)
+        strip_forbidden(project, PROJECT_FORBIDDEN, warnings, src)
+        confine(project, mine, trusted, warnings, src)
         layers.append((src, project))
     if editor_updates is not None:
-        started, editor = editor, _editor(editor_updates, _LATER, warnings)
-        _confine(editor, mine, trusted, warnings, _LATER, keep=started)
+        started, editor = editor, _editor(editor_updates, LATER, warnings)
+        confine(editor, mine, trusted, warnings, LATER, keep=started)
     layers += [("editor settings", editor), ("environment", env)]
 
     merged: dict[str, Any] = {}

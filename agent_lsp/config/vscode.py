@@ -3,20 +3,19 @@
 `python -m agent_lsp.config.vscode` writes `contributes.configuration` of
 editor-configs/vscode/package.json (the rest of the file is kept); `--check` only reports drift.
 Keys are `agentLsp.<camelCase path>`; type, enum, default, bounds and description come from
-`agent_lsp.config.settings.Settings`. Fields excluded from serialization (`model.apiKey`) are left
+`agent_lsp.config.schema.Settings`. Fields excluded from serialization (`model.apiKey`) are left
 out: API keys only come from the environment or the user file. The extension's own settings
 (`agentLsp.server.*`, `agentLsp.trace.server`) are added here; the extension does not send them
 to the server.
 
-Every setting that an untrusted workspace may not widen (`agent_lsp.config.settings.untrusted_rule`:
-the level, the sandbox, every model key, extra roots, what runs by itself) and the server's
-command line get `"scope": "application"`: VS Code then ignores them in workspace and folder
-settings (`.vscode/settings.json`, which a repository ships and the agent could write); only the
-User settings set them. Not `"machine"`, which keeps them out of workspaces too, but which
-VS Code also drops from the User settings whenever the window is remote: code-server, and
-Remote-SSH/WSL/containers, read machine settings only from the Remote settings file, so a
-user's `agentLsp.server.path` in their User settings would be ignored there. The rest is
-`"window"`.
+Every setting that an untrusted workspace may not widen (`agent_lsp.config.untrusted`
+`untrusted_rule`: the level, the sandbox, every model key, extra roots, what runs by itself) and
+the server's command line get `"scope": "application"`: VS Code then ignores them in workspace and
+folder settings (`.vscode/settings.json`, which a repository ships and the agent could write); only
+the User settings set them. Not `"machine"`, which keeps them out of workspaces too, but which VS
+Code also drops from the User settings whenever the window is remote: code-server, and
+Remote-SSH/WSL/containers, read machine settings only from the Remote settings file, so a user's
+`agentLsp.server.path` in their User settings would be ignored there. The rest is `"window"`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_lsp.config.settings import Settings, untrusted_rule
+from agent_lsp.config.schema import Settings
+from agent_lsp.config.untrusted import untrusted_rule
 
 PREFIX = "agentLsp."
 TITLE = "agent-lsp"

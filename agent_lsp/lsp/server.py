@@ -27,7 +27,7 @@ from agent_lsp.lsp.questions import ANSWER, answer_actions
 from agent_lsp.lsp.steer import CONTINUE, STEER
 
 if TYPE_CHECKING:
-    from agent_lsp.config.settings import Settings
+    from agent_lsp.config.schema import Settings
     from agent_lsp.loop.done import DiagnosticCheck
     from agent_lsp.lsp.state import AgentState
     from agent_lsp.seams import Model

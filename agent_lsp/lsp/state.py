@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types as t
 
-from agent_lsp.config.settings import Settings, load_settings
+from agent_lsp.config.schema import Settings
+from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError, EditRejectedError
 from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
-from agent_lsp.config.settings import ApplyMode
+from agent_lsp.config.schema import ApplyMode
 from agent_lsp.errors import TaskBusyError
 from agent_lsp.loop.summary import task_totals
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel, settle_heap

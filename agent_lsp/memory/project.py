@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent_lsp import __version__
-from agent_lsp.config.settings import MemorySettings
+from agent_lsp.config.schema import MemorySettings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore
 from agent_lsp.memory.experience import Experience

@@ -10,7 +10,7 @@ from typing import Any
 
 import openai
 
-from agent_lsp.config.settings import ModelSettings
+from agent_lsp.config.schema import ModelSettings
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,

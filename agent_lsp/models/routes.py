@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import SecretStr
 
-from agent_lsp.config.settings import ModelRoute, ModelSettings
+from agent_lsp.config.schema import ModelRoute, ModelSettings
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
 from agent_lsp.models.openai_compat import EndpointError, OpenAICompatModel

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 
 __all__ = ["Decision"]
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.safety.classify import Classifier
 from agent_lsp.safety.paths import PathGuard, Resolved
 from agent_lsp.safety.risk import (

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.safety.decision import Decision
 from agent_lsp.safety.engine import Evaluation, SafetyPolicy
 from agent_lsp.safety.paths import Resolved

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.safety.paths import Resolved
 
 __all__ = ["LEVEL_ACTIONS", "Action", "Analysis", "Finding", "Part", "Risk", "level_action"]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.config.settings import USER_CONFIG, PermissionLevel, Settings
+from agent_lsp.config.schema import PermissionLevel, Settings
+from agent_lsp.config.settings import USER_CONFIG
 from agent_lsp.config.trust import TrustStore
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.paths import PathGuard, Resolved

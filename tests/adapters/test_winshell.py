@@ -12,7 +12,7 @@ import pytest
 import adapters
 from adapters import PosixShell, WindowsShell, default_shell
 from adapters.winshell import CREATE_NEW_PROCESS_GROUP, native_path, to_cmd, to_powershell
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.session import Session

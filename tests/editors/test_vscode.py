@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent_lsp.config import vscode as vscodegen
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from tests.conftest import BUG, FIX, which_or_skip
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import SUMMARY, fix_average_script, outcome

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.rules import RuleSet
 

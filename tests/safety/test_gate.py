@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import PermissionLevel
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.safety.policy import (
     ALLOW_ONCE,
     ALWAYS_ALLOW,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.fileio import UnsafePathError, atomic_write, open_append
 from agent_lsp.loop.prompt import build_messages
 from agent_lsp.loop.toolbox import ToolBox

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.safety.paths import PathGuard
 from agent_lsp.safety.risk import Action
 from agent_lsp.safety.rules import RuleSet, parse_rules, rules_from_toml

@@ -195,7 +195,7 @@ async def test_git_without_a_sandbox_works_and_refuses_configured_programs(
 async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) -> None:
     """Whatever the classifier makes of a command (`git grep`, a script), a deny path rule's
     files are not there inside the sandbox."""
-    from agent_lsp.config.settings import Settings
+    from agent_lsp.config.schema import Settings
     from agent_lsp.safety.setup import build_policy
 
     (outside.ws / "customer-data").mkdir()
@@ -215,7 +215,7 @@ async def test_deny_path_rules_hide_files_from_every_command(outside: Layout) ->
 async def test_git_tools_show_no_secret_or_denied_file(outside: Layout) -> None:
     """Hidden inside the sandbox, a committed secret would look deleted to git, and its diff
     would print the committed text; the git tools see the real files and drop those names."""
-    from agent_lsp.config.settings import Settings
+    from agent_lsp.config.schema import Settings
     from agent_lsp.project.status import project_status
     from agent_lsp.project.workspace import Workspace
     from agent_lsp.session import Session

@@ -1,0 +1,172 @@
+"""What a settings layer the user did not write (the project's config before the workspace is
+trusted; editor settings sent after start-up) may set: it may always restrict, never widen."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+ROUTE_KINDS = ("explain", "suggestions", "fix", "task", "distillation")
+
+
+# A repository's own config and the editor never set the API key; a repository never names
+# the variable a route's key is read from.
+PROJECT_FORBIDDEN = (
+    ("model", "apiKey"),
+    *(("model", "routes", kind, "apiKeyEnv") for kind in ROUTE_KINDS),
+)
+
+
+EDITOR_FORBIDDEN = (("model", "apiKey"),)
+
+
+LEVELS = ("L0", "L1", "L2", "L3")
+
+
+UNTRUSTED_WHY = "until you trust this workspace (agent-lsp trust)"
+
+
+LATER = "editor settings sent after start-up"
+
+
+# What an untrusted layer (the project's config; settings the editor sends after start-up) may
+# do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
+# it off/on; `stricter` a value earlier in STRICTEST_FIRST; `subset` only drop entries; `same`
+# (every key not listed: all of model.*, whatever is added later) change nothing. It may always
+# restrict, never widen.
+Rule = Literal["free", "same", "off", "on", "stricter", "subset"]
+
+
+UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
+    ("applyMode",): "stricter",
+    ("maxSteps",): "free",
+    ("toolTimeout",): "free",
+    ("editTimeout",): "free",
+    ("maxTokens",): "free",
+    ("askTimeout",): "free",
+    ("tests", "timeout"): "free",
+    ("memory", "maxInjected"): "free",
+    ("memory", "initStepTimeout"): "free",
+    ("permissionLevel",): "stricter",
+    ("extraRoots",): "subset",
+    ("sandbox", "passEnv"): "subset",
+    ("sandbox", "enabled"): "on",
+    ("sandbox", "network"): "off",
+    ("tests", "runOnSave"): "off",
+    ("lint", "enabled"): "off",
+    ("suggestions", "enabled"): "off",
+    ("memory", "distill"): "off",
+    ("memory", "inject"): "off",
+    ("compaction", "fix"): "free",
+    ("compaction", "task"): "free",
+    ("compaction", "explain"): "free",
+    ("compaction", "summarise"): "off",
+}
+
+
+STRICTEST_FIRST: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("permissionLevel",): LEVELS,
+    ("applyMode",): ("review", "direct"),  # a proposal to accept is stricter than an edit
+}
+
+
+def untrusted_rule(path: tuple[str, ...]) -> Rule:
+    """What an untrusted layer may do with the key at `path` (see UNTRUSTED_RULES)."""
+    return UNTRUSTED_RULES.get(path, "same")
+
+
+# Names a sandbox passes only when the user listed them in their own settings.
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
+)
+
+
+def as_table(value: object) -> dict[str, Any] | None:
+    """`value` as a settings table (TOML and JSON tables have string keys), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def as_list(value: object) -> list[Any] | None:
+    return cast("list[Any]", value) if isinstance(value, list) else None
+
+
+def strip_forbidden(
+    layer: dict[str, Any], keys: tuple[tuple[str, ...], ...], warnings: list[str], src: str
+) -> None:
+    for path in keys:
+        node: Any = layer
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            del node[path[-1]]
+            warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
+
+
+def keeps(path: tuple[str, ...], value: Any, mine: Any) -> bool:
+    """May an untrusted layer set `value` at `path` where the user's own settings give `mine`?"""
+    rule = untrusted_rule(path)
+    if rule == "free" or value == mine:
+        return True
+    if rule == "off":
+        return value is False
+    if rule == "on":
+        return value is True
+    if rule == "stricter":
+        order = STRICTEST_FIRST[path]
+        return value in order and mine in order and order.index(value) <= order.index(mine)
+    if rule == "subset":
+        entries, own = as_list(value), as_list(mine)
+        return entries is not None and own is not None and all(v in own for v in entries)
+    return False
+
+
+def guard(
+    layer: dict[str, Any],
+    mine: Mapping[str, Any],
+    keep: Mapping[str, Any] | None = None,
+    at: tuple[str, ...] = (),
+) -> list[str]:
+    """Drop from `layer` what widens the user's own settings `mine` (putting back the value
+    `keep` has, the editor's start-up options); the dropped keys."""
+    dropped: list[str] = []
+    for key in list(layer):
+        value, ref, here = layer[key], mine.get(key, mine), (*at, key)
+        if ref is mine:  # not a setting (ignored anyway)
+            continue
+        table, own = as_table(value), as_table(ref)
+        if table is not None and own is not None:
+            dropped += guard(table, own, as_table(keep.get(key)) if keep else None, here)
+        elif not keeps(here, value, ref):
+            del layer[key]
+            if keep is not None and key in keep:
+                layer[key] = copy.deepcopy(keep[key])
+            dropped.append(".".join(here))
+    return dropped
+
+
+def confine(
+    layer: dict[str, Any],
+    mine: Mapping[str, Any],
+    trusted: bool,
+    warnings: list[str],
+    src: str,
+    keep: Mapping[str, Any] | None = None,
+) -> None:
+    """A layer the user did not write: widening keys only once trusted, and never a
+    secret-looking name in `sandbox.passEnv` the user did not list themselves."""
+    if not trusted:
+        warnings.extend(f"{src}: ignored {key} {UNTRUSTED_WHY}" for key in guard(layer, mine, keep))
+    sandbox = as_table(layer.get("sandbox"))
+    names = as_list(sandbox.get("passEnv")) if sandbox is not None else None
+    if sandbox is not None and names is not None:
+        own = mine["sandbox"]["passEnv"]
+        secret = [n for n in names if isinstance(n, str) and SECRET_NAME.search(n)]
+        secret = [n for n in secret if n not in own]
+        sandbox["passEnv"] = [n for n in names if n not in secret]
+        warnings.extend(
+            f"{src}: ignored sandbox.passEnv {n} (a secret by its name: only your own settings "
+            "pass it)"
+            for n in secret
+        )
