@@ -1,9 +1,10 @@
 """The editor seen by one role run: its progress named by role and step, and, for a worker,
 every write under a per-file lock after a hash check.
 
-A write is stale when the file is no longer the text this worker last read (or, not read, the
-text at the step's start): another worker wrote it meanwhile. It is refused (the model sees
-an error result) and the step is marked for re-planning.
+A write is stale when the file is no longer the text this worker last read, or, not read by
+it, when another worker wrote it since this step began (or it changed since the step began, for
+the files the step names). It is refused (the model sees an error result) and the step is
+marked for re-planning.
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ class WriteLocks:
 
     def __init__(self) -> None:
         self._locks: dict[Path, asyncio.Lock] = {}
+        self.versions: dict[Path, int] = {}  # writes by the team, per file
 
     def of(self, path: Path) -> asyncio.Lock:
         return self._locks.setdefault(path.resolve(), asyncio.Lock())
+
+    def bump(self, path: Path) -> None:
+        resolved = path.resolve()
+        self.versions[resolved] = self.versions.get(resolved, 0) + 1
 
 
 def current_hash(channel: EditorChannel, path: Path) -> str | None:
@@ -54,6 +60,7 @@ class RoleChannel:
         self.label = label
         self.locks = locks
         self.start_hashes = dict(start_hashes or {})
+        self.start_versions = dict(locks.versions) if locks is not None else {}
         self.workspace: Workspace | None = None  # set once the role's agent exists
         self.stale: str | None = None  # why a write was refused
 
@@ -64,20 +71,22 @@ class RoleChannel:
         if self.locks is None:
             raise EditRejectedError(f"{self.label}: this role does not write files")
         async with self.locks.of(path):
-            self._check_fresh(path)
+            self._check_fresh(path, self.locks)
             await self.inner.apply_edit(path, new_text, label)
+            self.locks.bump(path)
 
-    def _check_fresh(self, path: Path) -> None:
+    def _check_fresh(self, path: Path, locks: WriteLocks) -> None:
         resolved = path.resolve()
-        seen: str | None
-        if self.workspace is not None and resolved in self.workspace.read_hashes:
-            seen = self.workspace.read_hashes[resolved]
-        elif resolved in self.start_hashes:
-            seen = self.start_hashes[resolved]
-        else:
-            return  # neither read nor named by the step: nothing to compare with
         now = current_hash(self.inner, resolved)
-        if now == seen:
+        if self.workspace is not None and resolved in self.workspace.read_hashes:
+            fresh = self.workspace.read_hashes[resolved] == now
+        elif locks.versions.get(resolved, 0) != self.start_versions.get(resolved, 0):
+            fresh = False  # another step wrote it after this one began, unseen by this one
+        elif resolved in self.start_hashes:
+            fresh = self.start_hashes[resolved] == now
+        else:
+            return  # neither read nor named by the step nor written by the team
+        if fresh:
             return
         rel = self.workspace.relative(resolved) if self.workspace is not None else str(path)
         self.stale = f"a stale write to {rel} was refused: another step changed it meanwhile"

@@ -51,7 +51,7 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         )
         step.summary = outcome.summary
         if channel.stale is not None:
-            step.status, step.note = StepStatus.PENDING, channel.stale
+            step.status, step.note, step.stale = StepStatus.PENDING, channel.stale, True
             stale.append(step)
         elif outcome.status is TaskStatus.COMPLETED:
             step.status = StepStatus.DONE
@@ -64,7 +64,7 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
             for step in ready_steps(state):
                 if len(running) >= workers:
                     break
-                if step in stale:
+                if step.stale:
                     continue
                 step.status, step.attempts = StepStatus.RUNNING, step.attempts + 1
                 runner.store.save(state)

@@ -106,7 +106,7 @@ class Orchestrator:
             await self._review(runner, state)
 
     async def _plan(self, runner: RoleRunner, state: TeamState) -> None:
-        stale = [s for s in state.steps if s.status is StepStatus.PENDING and s.note]
+        stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
         offered = {
             "task": state.instruction,
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
@@ -122,7 +122,7 @@ class Orchestrator:
             return
         new_ids = [s.id for s in steps]
         for old in stale:  # planned again: what waited for the old step waits for the new ones
-            old.status = StepStatus.REPLACED
+            old.status, old.stale = StepStatus.REPLACED, False
             for step in state.steps:
                 if old.id in step.depends_on:
                     step.depends_on = [d for d in step.depends_on if d != old.id] + new_ids
@@ -131,7 +131,8 @@ class Orchestrator:
         await self._move(state, Phase.EXECUTING)
 
     async def _execute(self, runner: RoleRunner, state: TeamState) -> None:
-        stale = await execute(runner, max(1, self.options.workers))
+        await execute(runner, max(1, self.options.workers))
+        stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
         failed = [s for s in state.steps if s.status is StepStatus.FAILED]
         if failed:
             why = "; ".join(f"{s.id}: {s.summary}" for s in failed)

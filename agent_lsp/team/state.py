@@ -64,7 +64,8 @@ class Step(BaseModel):
     status: StepStatus = StepStatus.PENDING
     attempts: int = 0
     summary: str = ""  # the worker's last words, or why the step failed
-    note: str = ""  # why it runs again (a stale write, a review finding)
+    note: str = ""  # why it runs again (a stale write, a failing suite)
+    stale: bool = False  # a write was refused as stale: the planner plans it again
 
 
 class RoleUsage(BaseModel):

@@ -4,6 +4,7 @@ per role and step), real pytest on a two-module project, the real loop under eve
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,76 @@ async def test_a_finding_sends_a_step_back_and_the_round_limit_ends_it(
     assert "area.py" in first_user(sent_back[0])
     assert len(requests_of(fake_openai, REVIEWER)) == 2
     assert (shapes / "area.py").read_text() == AREA
+
+
+async def test_a_stale_write_is_refused_and_the_step_planned_again(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # s1 and s2 run at once; s2 (wrongly planned as independent) edits area.py blind, after
+    # s1 wrote it: the write is refused, s2 is planned again as s3, which reads first.
+    area = shapes / "area.py"
+    docstring = {
+        "path": "area.py",
+        "old_text": "def square_area(side):\n",
+        "new_text": 'def square_area(side):\n    """The area of a square."""\n',
+    }
+
+    def after_s1_wrote(_: dict[str, Any]) -> Reply:
+        deadline = time.monotonic() + 60
+        while area.read_text() != AREA and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return Reply(tool_calls=[ToolCall("edit_file", docstring)])
+
+    fake_openai.script_for(
+        PLANNER,
+        plan_reply(*TWO_STEPS),
+        plan_reply({"id": "s3", "goal": "document square_area", "files": ["area.py"]}),
+    )
+    fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
+    fake_openai.script_for(
+        step_marker("s2"),
+        after_s1_wrote,
+        Reply("my edit was refused"),
+    )
+    fake_openai.script_for(
+        step_marker("s3"),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "area.py"})]),
+        Reply(tool_calls=[ToolCall("edit_file", docstring)]),
+        *edit_step("perimeter.py", PERIMETER_BODY, "documented, perimeter done"),
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    session = make_session(shapes, fake_openai.base_url)
+    try:
+        outcome = await Orchestrator(session, RecordingChannel(), TeamOptions(workers=2)).run(TASK)
+    finally:
+        await session.aclose()
+
+    assert outcome.phase is Phase.DONE, outcome.summary
+    assert area.read_text() == 'def square_area(side):\n    """The area of a square."""\n' + (
+        AREA_BODY
+    )
+    assert (shapes / "perimeter.py").read_text() == PERIMETER
+    assert [(s.id, s.status.value) for s in outcome.steps] == [
+        ("s1", "done"),
+        ("s2", "replaced"),
+        ("s3", "done"),
+    ]
+    # s2's model saw the refusal as the result of its edit
+    s2 = requests_of(fake_openai, step_marker("s2"))
+    refusal = next(m["content"] for m in s2[-1]["messages"] if m["role"] == "tool")
+    assert "a stale write to area.py was refused: another step changed it meanwhile" in refusal
+    # the planner was asked again, with the stale step, and only then
+    replan = requests_of(fake_openai, PLANNER)
+    assert len(replan) == 2
+    assert "s2: implement square_perimeter — a stale write to area.py was refused" in first_user(
+        replan[1]
+    )
+    assert "Steps that failed" not in first_user(replan[0])
+    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    assert saved["history"][:4] == [
+        "INIT→PLANNING",
+        "PLANNING→EXECUTING",
+        "EXECUTING→PLANNING",
+        "PLANNING→EXECUTING",
+    ]
+    assert saved["replans"] == 1
