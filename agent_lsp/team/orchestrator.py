@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.verify import NotPermittedError, format_report
-from agent_lsp.messages import AgentEvent, EventKind, TaskStatus
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, Usage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
@@ -42,6 +42,26 @@ class TeamOutcome(BaseModel):
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     changed_files: list[str] = Field(default_factory=list[str])
     seconds: float = 0.0
+    tool_runs: int = 0
+
+    def as_task_outcome(self) -> TaskOutcome:
+        """The outcome as a front end shows a task's (the roles' usage summed)."""
+        usage = Usage(
+            prompt_tokens=sum(u.prompt_tokens for u in self.usage.values()),
+            completion_tokens=sum(u.completion_tokens for u in self.usage.values()),
+            calls=sum(u.calls for u in self.usage.values()),
+        )
+        return TaskOutcome(
+            status=self.status,
+            summary=self.summary,
+            steps=len(self.steps),
+            stop_reason=f"team {self.phase.value}",
+            usage=usage,
+            changed_files=self.changed_files,
+            verified=self.verified,
+            seconds=self.seconds,
+            tool_runs=self.tool_runs,
+        )
 
 
 class Orchestrator:
@@ -232,4 +252,5 @@ class Orchestrator:
             usage=state.usage,
             changed_files=list(state.changed),
             seconds=state.seconds,
+            tool_runs=state.tool_runs,
         )

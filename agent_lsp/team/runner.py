@@ -75,6 +75,7 @@ class RoleRunner:
             )
         self.budget.give_back(role.name, reserved, outcome.usage)
         add_usage(self.state.usage, role.name, outcome.usage)
+        self.state.tool_runs += sum(m.role == "tool" for m in agent.messages)
         for rel in outcome.changed_files:
             if rel not in self.state.changed:
                 self.state.changed.append(rel)

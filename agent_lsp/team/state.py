@@ -88,6 +88,7 @@ class TeamState(BaseModel):
     verify_summary: str = ""
     verified: bool = False  # the full suite passed on the final text
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed
+    tool_runs: int = 0  # tool calls the roles made
     replans: int = 0  # times steps were planned again after a stale write
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
