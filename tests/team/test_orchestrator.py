@@ -15,7 +15,7 @@ from agent_lsp.session import Session
 from agent_lsp.team import Orchestrator, Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -32,7 +32,7 @@ from tests.team.conftest import (
 )
 
 
-def make_session(root: Path, base_url: str, **overrides: object) -> Session:
+def make_session(root: Path, base_url: str, timeout: float = 20) -> Session:
     settings = Settings.model_validate(
         {
             "model": {
@@ -40,9 +40,8 @@ def make_session(root: Path, base_url: str, **overrides: object) -> Session:
                 "name": "fake-model",
                 "apiKey": "test-key",
                 "maxRetries": 0,
-                "timeout": 20,
+                "timeout": timeout,
             },
-            **overrides,
         }
     )
     return Session(root, settings, OpenAICompatModel(settings.model))
@@ -111,6 +110,9 @@ async def test_a_two_module_feature_over_two_workers(
     assert "area.py\nperimeter.py" in first_user(reviewer) or "perimeter.py\narea.py" in (
         first_user(reviewer)
     )
+    assert "full suite: 2 passed" in first_user(reviewer)
+    assert "implement square_area" not in first_user(reviewer)  # the steps are not its context
+    assert "implement square_area" not in first_user(planner)
     assert "edit_file" in tool_names(s1[0])
     # both workers were under way at once: s2's first request came before s1 finished
     order = [first_user(r) for r in fake_openai.requests]
@@ -258,3 +260,38 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         "PLANNING→EXECUTING",
     ]
     assert saved["replans"] == 1
+
+
+async def test_a_worker_past_the_time_budget_is_stopped(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    fake_openai.script_for(
+        PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
+    )
+    fake_openai.script_for(step_marker("s1"), Hang(120))  # a model that never answers
+    session = make_session(shapes, fake_openai.base_url, timeout=300)
+    try:
+        options = TeamOptions(seconds=10)
+        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
+    finally:
+        await session.aclose()
+    assert outcome.phase is Phase.FAILED
+    assert "step failed: s1: the task's time budget is used up" in outcome.summary
+    assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
+
+
+async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    fake_openai.script_for(PLANNER, Reply("First I would look at area.py, then think."))
+    session = make_session(shapes, fake_openai.base_url)
+    try:
+        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
+    finally:
+        await session.aclose()
+    assert outcome.phase is Phase.FAILED
+    assert outcome.summary.startswith(
+        "failed in PLANNING: the plan is not JSON (Expecting value): First I would look"
+    )
+    assert len(fake_openai.requests) == 1  # no worker, no reviewer
+    assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
