@@ -15,7 +15,7 @@ TITLES = {
     "step": "Your step",
     "step_files": "Files of your step",
     "step_done": "The step is done when",
-    "note": "Why this step runs again",
+    "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",
     "suite": "The full test suite",
 }

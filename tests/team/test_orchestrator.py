@@ -295,3 +295,29 @@ async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
     )
     assert len(fake_openai.requests) == 1  # no worker, no reviewer
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
+
+
+async def test_a_failing_suite_becomes_a_step_with_the_failures(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # the plan forgets the perimeter: the suite fails, a step carries the failure to a worker
+    fake_openai.script_for(
+        PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
+    )
+    fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
+    fake_openai.script_for(
+        step_marker("v1"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    session = make_session(shapes, fake_openai.base_url)
+    try:
+        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
+    finally:
+        await session.aclose()
+    assert outcome.phase is Phase.DONE, outcome.summary
+    assert outcome.verified and "full suite: 2 passed" in outcome.summary
+    assert [(s.id, s.status.value) for s in outcome.steps] == [("s1", "done"), ("v1", "done")]
+    assert (shapes / "perimeter.py").read_text() == PERIMETER
+    told = first_user(requests_of(fake_openai, step_marker("v1"))[0])
+    assert "v1: make the full test suite pass" in told
+    assert "test_perimeter" in told and "NotImplementedError" in told
