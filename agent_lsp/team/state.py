@@ -146,10 +146,10 @@ class TeamStore:
 
     def move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         """A transition, checked against the machine, then checkpointed."""
-        if phase is not Phase.FAILED and phase not in NEXT[state.phase]:
-            raise AgentLspError(f"team task: no transition {state.phase} → {phase}")
         if state.phase in FINAL:
             raise AgentLspError(f"team task: already {state.phase}")
+        if phase is not Phase.FAILED and phase not in NEXT[state.phase]:
+            raise AgentLspError(f"team task: no transition {state.phase} → {phase}")
         state.history.append(f"{state.phase.value}→{phase.value}")
         state.phase = phase
         if reason:
