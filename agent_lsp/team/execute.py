@@ -41,10 +41,9 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
 
     async def one(step: Step) -> None:
         root = runner.host.root
-        start = {
-            (root / rel).resolve(): current_hash(runner.channel, (root / rel).resolve())
-            for rel in step.files
-        }
+        named = [(root / rel).resolve() for rel in step.files]
+        inside = [path for path in named if path.is_relative_to(root)]  # the plan's word only
+        start = {path: current_hash(runner.channel, path) for path in inside}
         left = sum(s.status in (StepStatus.PENDING, StepStatus.RUNNING) for s in state.steps)
         outcome, channel = await runner.run(
             WORKER, worker_context(step), f"worker {step.id}", left, locks, start

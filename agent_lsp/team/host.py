@@ -10,6 +10,7 @@ from agent_lsp.config.settings import Settings
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
 from agent_lsp.loop.verify import Verifier
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.seams import EditorChannel
 
 
@@ -24,6 +25,10 @@ class TeamHost(Protocol):
     def verifier(self) -> Verifier | None: ...
 
     async def profile(self) -> str: ...
+
+    def gate(self, channel: EditorChannel) -> CommandPolicy:
+        """The permission gate (the user's policy) the team's own test run goes through."""
+        ...
 
     def make_agent(
         self,

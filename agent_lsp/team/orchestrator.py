@@ -175,24 +175,26 @@ class Orchestrator:
             return
         await self._say("team: running the full test suite")
         try:
-            report = await verifier.run(Workspace(self.host.root, self.channel))
+            workspace = Workspace(self.host.root, self.channel, self.host.gate(self.channel))
+            report = await verifier.run(workspace)
         except NotPermittedError as exc:
             state.verify_summary, state.verified = f"{exc}: not verified", False
             await self._move(state, Phase.REVIEWING, state.verify_summary)
             return
-        state.verify_summary, state.verified = f"full suite: {report.summary()}", report.ok
+        summary = report.summary(with_hint=False)
+        state.verify_summary, state.verified = f"full suite: {summary}", report.ok
         if report.ok:
             await self._move(state, Phase.REVIEWING, state.verify_summary)
             return
         if state.review_round >= self.options.review_rounds:
-            await self._move(state, Phase.FAILED, f"the suite fails: {report.summary()}")
+            await self._move(state, Phase.FAILED, f"the suite fails: {summary}")
             return
         state.review_round += 1
         n = state.review_round
         state.steps.append(
             Step(id=f"v{n}", goal="make the full test suite pass", note=format_report(report))
         )
-        await self._move(state, Phase.EXECUTING, f"the suite fails: {report.summary()}")
+        await self._move(state, Phase.EXECUTING, f"the suite fails: {summary}")
 
     async def _review(self, runner: RoleRunner, state: TeamState) -> None:
         offered = {

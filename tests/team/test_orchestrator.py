@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.settings import PermissionLevel, Settings
 from agent_lsp.messages import TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
-from agent_lsp.team import Orchestrator, Phase
+from agent_lsp.team import Orchestrator, Phase, TeamStore
 from agent_lsp.team.orchestrator import TeamOptions
+from agent_lsp.team.state import Step, StepStatus
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.team.conftest import (
@@ -321,3 +322,29 @@ async def test_a_failing_suite_becomes_a_step_with_the_failures(
     told = first_user(requests_of(fake_openai, step_marker("v1"))[0])
     assert "v1: make the full test suite pass" in told
     assert "test_perimeter" in told and "NotImplementedError" in told
+
+
+async def test_resumed_in_verifying_at_level_l0_the_suite_is_not_run_and_said_so(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # a checkpoint cut short in VERIFYING; the team's own suite run goes through the user's
+    # policy like every other run: at L0 no tests run, and the outcome is not verified
+    store = TeamStore(shapes)
+    state = store.new(TASK)
+    store.move(state, Phase.PLANNING)
+    state.steps = [Step(id="s1", goal="implement square_area", status=StepStatus.DONE)]
+    store.move(state, Phase.EXECUTING)
+    store.move(state, Phase.VERIFYING)
+    fake_openai.script_for(REVIEWER, review([]))
+    session = make_session(shapes, fake_openai.base_url)
+    session.update_settings(
+        session.settings.model_copy(update={"permission_level": PermissionLevel.L0})
+    )
+    try:
+        outcome = await Orchestrator(session, RecordingChannel()).resume()
+    finally:
+        await session.aclose()
+    assert outcome.phase is Phase.DONE and not outcome.verified
+    assert "the tests were not run" in outcome.summary
+    assert not (shapes / ".pytest_cache").exists()
+    assert [first_user(r).splitlines()[0] for r in fake_openai.requests] == [REVIEWER]
