@@ -9,10 +9,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
 from agent_lsp.seams import EditorChannel
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.team.budget import Budget, add_usage
+from agent_lsp.team.budget import Budget, add_usage, per_role
 from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.roles import Role
@@ -80,4 +80,10 @@ class RoleRunner:
             if rel not in self.state.changed:
                 self.state.changed.append(rel)
         self.store.save(self.state)
+        used = outcome.usage.prompt_tokens + outcome.usage.completion_tokens
+        message = (
+            f"team: {label} {outcome.status.value} ({used} tokens); "
+            f"so far {per_role(self.state.usage)}"
+        )
+        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
         return outcome, channel
