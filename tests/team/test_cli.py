@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -131,3 +131,31 @@ def test_run_resume_without_an_interrupted_team_task_says_so(
     assert done.returncode == 2
     assert "agent-lsp: no interrupted team task to resume" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_team_without_a_test_runner_is_done_unverified_and_exits_3(
+    tmp_path: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("todo\n")
+    fake_openai.script_for(
+        PLANNER, plan_reply({"id": "s1", "goal": "mark the notes done", "files": ["notes.txt"]})
+    )
+    fake_openai.script_for(
+        step_marker("s1"),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit_file", {"path": "notes.txt", "old_text": "todo\n", "new_text": "done\n"}
+                )
+            ]
+        ),
+        Reply("marked"),
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    done = agent_lsp("run", "--team", "mark the notes done", "--root", str(folder), env=server_env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "■ team completed: done: 1 steps (s1); no test runner found: not verified" in done.stdout
+    assert (folder / "notes.txt").read_text() == "done\n"
