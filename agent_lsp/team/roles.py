@@ -38,7 +38,7 @@ PLANNER = Role(
         "each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("task", "project", "findings", "failed_steps"),
+    keys=("task", "failed_steps"),
     share=0.2,
 )
 

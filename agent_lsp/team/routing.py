@@ -9,8 +9,6 @@ from agent_lsp.team.roles import Role
 
 TITLES = {
     "task": "The task",
-    "project": "The project",
-    "findings": "Review findings to plan for",
     "failed_steps": "Steps that failed and must be planned again",
     "step": "Your step",
     "step_files": "Files of your step",
