@@ -17,6 +17,10 @@ Each ``POST /v1/chat/completions`` consumes one script entry (FIFO):
 * :class:`Hang` -- wait, then answer with the entry queued next (for client-timeout tests);
 * a callable ``(request_body) -> Reply | Error`` -- a reply computed from the request.
 
+:meth:`FakeOpenAIServer.script_for` keeps a script of its own for the requests whose system
+prompt or first user message holds a marker (team mode's ``[team role: planner]``, a step's
+id): those requests take from it first, so parallel conversations each get their own replies.
+
 When the queue is empty, :attr:`FakeOpenAIServer.default_reply` answers; if that is ``None``
 the request fails with HTTP 500 "fake server: script exhausted".
 
