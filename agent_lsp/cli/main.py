@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="continue the task a crash or restart cut short"
     )
     run.add_argument(
+        "--team",
+        action="store_true",
+        help="team mode: a planner, parallel workers and a reviewer (see docs/architecture.md)",
+    )
+    run.add_argument(
         "--continue",
         dest="hint",
         metavar="HINT",
@@ -267,6 +272,17 @@ def _main(argv: list[str]) -> int:
         if getattr(args, "task_id", None) and args.hint is None:
             print("agent-lsp run: --task goes with --continue", file=sys.stderr)
             return EXIT_USAGE
+        if args.team and args.hint is not None:
+            print("agent-lsp run: --team does not go with --continue", file=sys.stderr)
+            return EXIT_USAGE
+        from agent_lsp.cli import team
+
+        if args.team or (args.resume and team.pending_team(args.root)):
+            return asyncio.run(
+                team.run_team(
+                    args.root, args.task or "", resume=args.resume, max_steps=args.max_steps
+                )
+            )
         return asyncio.run(
             commands.run(
                 args.root,

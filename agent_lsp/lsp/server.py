@@ -187,7 +187,8 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         if not text:
             return {"error": 'agentLsp.runTask needs {"task": "..."}'}
         uri = given.get("uri")
-        return ls.state.run_task(text, str(uri) if uri else None)
+        team = given.get("team") is True  # team mode (agent_lsp.team)
+        return ls.state.run_task(text, str(uri) if uri else None, team=team)
 
     @server.command(RUN_TESTS_COMMAND)
     def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:

@@ -144,11 +144,13 @@ class AgentState:
         hint: str | None = None,
         continues: str | None = None,
         task_id: str | None = None,
+        team: bool = False,
     ) -> dict[str, str]:
-        """`hint`: continue the stopped task `continues` (see `steer.UserControl`)."""
+        """`hint`: continue the stopped task `continues` (see `steer.UserControl`); `team`:
+        run it in team mode."""
         try:
             task_id = self.tasks.start(
-                task, session, hint=hint, continues=continues, task_id=task_id
+                task, session, hint=hint, continues=continues, task_id=task_id, team=team
             )
         except AgentLspError as exc:
             self.server.window_show_message(
@@ -190,12 +192,13 @@ class AgentState:
             on_done=lambda: suggestions.record(key, path.resolve()),
         )
 
-    def run_task(self, text: str, uri: str | None = None) -> dict[str, str]:
+    def run_task(self, text: str, uri: str | None = None, team: bool = False) -> dict[str, str]:
         """A free-text task, in the folder of `uri` (the file the user is in) if given."""
         session = self.session_for(uri)
         path = uri_to_path(uri) if uri else None
         relative = _relative(session.root, path) if path else None
-        return self.start_task(Task(kind=TaskKind.TASK, instruction=text, path=relative), session)
+        task = Task(kind=TaskKind.TASK, instruction=text, path=relative)
+        return self.start_task(task, session, team=team)
 
     def run_tests(self, uri: str | None) -> dict[str, str]:
         path = uri_to_path(uri) if uri else None

@@ -48,6 +48,7 @@ async def _run_task(
     resume: bool,
     hint: str | None = None,
     continues: str | None = None,
+    team: bool = False,
 ) -> TaskOutcome:
     """On the agent loop: the first time, load the model client (the `openai` import) and build
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
@@ -57,6 +58,10 @@ async def _run_task(
             await asyncio.to_thread(lambda: session.model)
             await asyncio.to_thread(session.symbols.refresh)
         settle_heap()
+    if team:  # team mode: a planner, parallel workers and a reviewer (agent_lsp.team)
+        from agent_lsp.team import Orchestrator
+
+        return (await Orchestrator(session, channel).run(task.instruction)).as_task_outcome()
     return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
 
 
@@ -102,10 +107,11 @@ class TaskManager:
         hint: str | None = None,
         continues: str | None = None,
         task_id: str | None = None,
+        team: bool = False,
     ) -> str:
         """Start `task` in the background. `proposals` turns its edits into proposals (review
         mode, suggestions); `quiet` logs the outcome instead of showing it; `hint` continues
-        the stopped task `continues` (a checkpoint id) under `task_id`."""
+        the stopped task `continues` (a checkpoint id) under `task_id`; `team`: team mode."""
         if self.running is not None:
             raise TaskBusyError(
                 f"an agent task is already running ({self.running[0]}); cancel it first"
@@ -115,7 +121,9 @@ class TaskManager:
         task_id = task_id or uuid.uuid4().hex[:8]
         self.outcomes.pop(task_id, None)  # a continued task is reported again when it ends
         stopping = self._stopping if self._stopping and not self._stopping.done() else None
-        run = self._run(task_id, task, session, proposals, quiet, resume, stopping, hint, continues)
+        run = self._run(
+            task_id, task, session, proposals, quiet, resume, stopping, hint, continues, team
+        )
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
@@ -169,6 +177,7 @@ class TaskManager:
         stopping: asyncio.Task[None] | None = None,
         hint: str | None = None,
         continues: str | None = None,
+        team: bool = False,
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         self.tokens[task_id] = token
@@ -186,7 +195,7 @@ class TaskManager:
             if stopping is not None:
                 log.info("task %s waits for the cancelled task to stop", task_id)
                 await asyncio.wait([stopping])
-            job = _run_task(session, task, remote, resume, hint, continues)
+            job = _run_task(session, task, remote, resume, hint, continues, team)
             outcome = await self.worker.run(job)
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")

@@ -17,6 +17,10 @@ Each ``POST /v1/chat/completions`` consumes one script entry (FIFO):
 * :class:`Hang` -- wait, then answer with the entry queued next (for client-timeout tests);
 * a callable ``(request_body) -> Reply | Error`` -- a reply computed from the request.
 
+:meth:`FakeOpenAIServer.script_for` keeps a script of its own for the requests whose system
+prompt or first user message holds a marker (team mode's ``[team role: planner]``, a step's
+id): those requests take from it first, so parallel conversations each get their own replies.
+
 When the queue is empty, :attr:`FakeOpenAIServer.default_reply` answers; if that is ``None``
 the request fails with HTTP 500 "fake server: script exhausted".
 
@@ -181,6 +185,28 @@ def _invalid_messages(messages: object) -> str | None:
         if role == "tool" and not m.get("tool_call_id"):
             return f"messages[{n}]: tool message without tool_call_id"
     return None
+
+
+def _head_text(body: dict[str, Any]) -> str:
+    """The system prompt and the first user message of a request (where markers are read)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    texts: list[str] = []
+    users = 0
+    for message in cast("list[object]", messages):
+        if not isinstance(message, dict):
+            continue
+        m = cast("dict[str, Any]", message)
+        content = m.get("content")
+        if not isinstance(content, str):
+            continue
+        if m.get("role") == "system":
+            texts.append(content)
+        elif m.get("role") == "user" and users == 0:
+            texts.append(content)
+            users += 1
+    return "\n".join(texts)
 
 
 def _split(text: str, pieces: int) -> list[str]:
@@ -366,6 +392,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self._queue: deque[ScriptEntry] = deque()
+        self._marked: dict[str, deque[ScriptEntry]] = {}  # marker -> its own script
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
@@ -429,6 +456,17 @@ class FakeOpenAIServer:
         with self._cond:
             self._queue.extend(entries)
 
+    def script_for(self, marker: str, *entries: ScriptEntry) -> None:
+        """Queue replies for the requests whose system prompt or first user message contains
+        ``marker`` (a role of team mode, a step id); those requests take from this script
+        first, then from the common one. The marker scripted first that matches wins."""
+        with self._cond:
+            self._marked.setdefault(marker, deque()).extend(entries)
+
+    def remaining_for(self, marker: str) -> int:
+        with self._cond:
+            return len(self._marked.get(marker, ()))
+
     @property
     def remaining(self) -> int:
         """How many script entries have not been consumed yet."""
@@ -471,15 +509,19 @@ class FakeOpenAIServer:
                 self.refused.append(error)
         return error
 
-    def _pop(self) -> ScriptEntry | None:
+    def _pop(self, body: dict[str, Any]) -> ScriptEntry | None:
         with self._cond:
+            head = _head_text(body)
+            for marker, queue in self._marked.items():
+                if queue and marker in head:
+                    return queue.popleft()
             if self._queue:
                 return self._queue.popleft()
             return self.default_reply
 
     def _answer_for(self, body: dict[str, Any]) -> Reply | Error:
         while True:
-            entry = self._pop()
+            entry = self._pop(body)
             if entry is None:
                 return Error(500, EXHAUSTED_MESSAGE)
             if isinstance(entry, Hang):

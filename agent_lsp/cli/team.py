@@ -1,0 +1,65 @@
+"""`agent-lsp run --team "…"` and the resume of a team task cut short (`run --resume`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agent_lsp.cli.terminal import TerminalChannel
+from agent_lsp.config.settings import load_settings
+from agent_lsp.errors import AgentLspError
+from agent_lsp.seams import Model
+from agent_lsp.session import Session
+from agent_lsp.team import Orchestrator, TeamOutcome, TeamStore
+from agent_lsp.team.budget import per_role
+from agent_lsp.team.orchestrator import TeamOptions
+from agent_lsp.team.state import Phase
+
+EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE, EXIT_UNVERIFIED = 0, 1, 2, 3
+
+
+def pending_team(root: Path) -> bool:
+    """A team task a crash cut short waits in this project (what `run --resume` continues)."""
+    return TeamStore(root).pending() is not None
+
+
+async def run_team(
+    root: Path,
+    instruction: str,
+    *,
+    resume: bool = False,
+    max_steps: int | None = None,
+    model: Model | None = None,
+    options: TeamOptions | None = None,
+) -> int:
+    loaded = load_settings(root)
+    for warning in loaded.warnings:
+        print(f"agent-lsp: warning: {warning}", file=sys.stderr, flush=True)
+    settings = loaded.settings
+    if max_steps is not None:
+        settings = settings.model_copy(update={"max_steps": max_steps})
+    session = Session(root, settings, model)
+    channel = TerminalChannel()
+    team = Orchestrator(session, channel, options)
+    try:
+        outcome = await (team.resume() if resume else team.run(instruction))
+    except AgentLspError as exc:
+        print(f"agent-lsp: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    finally:
+        channel.close()
+        await session.aclose()
+    print_outcome(outcome)
+    if outcome.phase is not Phase.DONE:
+        return EXIT_NOT_DONE
+    return EXIT_OK if outcome.verified else EXIT_UNVERIFIED
+
+
+def print_outcome(outcome: TeamOutcome) -> None:
+    print(f"■ team {outcome.status.value}: {outcome.summary}", flush=True)
+    for step in outcome.steps:
+        print(f"  {step.id} [{step.status.value}] {step.goal}", flush=True)
+    if outcome.changed_files:
+        print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
+    print(f"  tokens by role: {per_role(outcome.usage)}; {outcome.seconds:.1f} s", flush=True)
+    print(f"  checkpoint: .agent-lsp/state/team/{outcome.task_id}.json", flush=True)

@@ -1,0 +1,81 @@
+"""EXECUTING: the plan's steps over at most `workers` workers at once. A step starts when
+the steps it depends on are done; each worker's writes take the file's lock and a hash check
+(`channel.RoleChannel`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent_lsp.messages import TaskStatus
+from agent_lsp.team.channel import WriteLocks, current_hash
+from agent_lsp.team.roles import WORKER
+from agent_lsp.team.runner import RoleRunner
+from agent_lsp.team.state import Step, StepStatus, TeamState
+
+
+def ready_steps(state: TeamState) -> list[Step]:
+    done = {s.id for s in state.steps if s.status is StepStatus.DONE}
+    return [
+        s
+        for s in state.steps
+        if s.status is StepStatus.PENDING and all(d in done for d in s.depends_on)
+    ]
+
+
+def worker_context(step: Step) -> dict[str, str]:
+    return {
+        "step": f"{step.id}: {step.goal}",
+        "step_files": "\n".join(step.files),
+        "step_done": step.done,
+        "note": step.note,
+    }
+
+
+async def execute(runner: RoleRunner, workers: int) -> list[Step]:
+    """Run every step that can run; a step ends done, failed, or marked stale (its status
+    back to pending, `note` saying why) for the planner."""
+    state = runner.state
+    locks = WriteLocks()
+    running: dict[asyncio.Task[None], Step] = {}
+    stale: list[Step] = []
+
+    async def one(step: Step) -> None:
+        root = runner.host.root
+        named = [(root / rel).resolve() for rel in step.files]
+        inside = [path for path in named if path.is_relative_to(root)]  # the plan's word only
+        start = {path: current_hash(runner.channel, path) for path in inside}
+        left = sum(s.status in (StepStatus.PENDING, StepStatus.RUNNING) for s in state.steps)
+        outcome, channel = await runner.run(
+            WORKER, worker_context(step), f"worker {step.id}", left, locks, start
+        )
+        step.summary = outcome.summary
+        if channel.stale is not None:
+            step.status, step.note, step.stale = StepStatus.PENDING, channel.stale, True
+            stale.append(step)
+        elif outcome.status is TaskStatus.COMPLETED:
+            step.status = StepStatus.DONE
+        else:
+            step.status = StepStatus.FAILED
+        runner.store.save(state)
+
+    try:
+        while True:
+            for step in ready_steps(state):
+                if len(running) >= workers:
+                    break
+                if step.stale:
+                    continue
+                step.status, step.attempts = StepStatus.RUNNING, step.attempts + 1
+                runner.store.save(state)
+                running[asyncio.create_task(one(step))] = step
+            if not running:
+                return stale
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for job in finished:
+                running.pop(job)
+                job.result()
+    finally:
+        for job in running:
+            job.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)

@@ -1,0 +1,40 @@
+"""What team mode needs of the session (`agent_lsp.session.Session` is one): a protocol, so
+that this package does not import the session above it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from agent_lsp.config.settings import Settings
+from agent_lsp.loop.agent import Agent
+from agent_lsp.loop.control import TaskControl
+from agent_lsp.loop.verify import Verifier
+from agent_lsp.safety.policy import CommandPolicy
+from agent_lsp.seams import EditorChannel
+
+
+class TeamHost(Protocol):
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def verifier(self) -> Verifier | None: ...
+
+    async def profile(self) -> str: ...
+
+    def gate(self, channel: EditorChannel) -> CommandPolicy:
+        """The permission gate (the user's policy) the team's own test run goes through."""
+        ...
+
+    def make_agent(
+        self,
+        channel: EditorChannel,
+        profile: str,
+        repo: str = "",
+        read_only: bool = False,
+        control: TaskControl | None = None,
+    ) -> Agent: ...

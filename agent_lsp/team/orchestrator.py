@@ -1,0 +1,258 @@
+"""The team task's state machine: plan, execute (parallel workers), verify (the full suite),
+review (findings become steps, at most `review_rounds` rounds), DONE or FAILED; checkpointed
+after every transition, resumable in the phase and step it stopped at."""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, Field
+
+from agent_lsp.errors import AgentLspError
+from agent_lsp.loop.verify import NotPermittedError, format_report
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, Usage
+from agent_lsp.project.workspace import Workspace
+from agent_lsp.seams import EditorChannel
+from agent_lsp.team.budget import Budget, per_role
+from agent_lsp.team.execute import execute
+from agent_lsp.team.host import TeamHost
+from agent_lsp.team.plan import read_findings, read_steps
+from agent_lsp.team.roles import PLANNER, REVIEWER
+from agent_lsp.team.runner import RoleRunner
+from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+
+TIME_BUDGET = 3600.0  # seconds for a whole team task
+MAX_REPLANS = 2  # re-plannings after stale writes before the task fails
+
+
+class TeamOptions(BaseModel):
+    workers: int = 2
+    review_rounds: int = 2
+    tokens: int | None = None  # default: the settings' maxTokens
+    seconds: float = TIME_BUDGET
+
+
+class TeamOutcome(BaseModel):
+    task_id: str
+    phase: Phase
+    status: TaskStatus
+    summary: str
+    verified: bool = False
+    steps: list[Step] = Field(default_factory=list[Step])
+    usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
+    changed_files: list[str] = Field(default_factory=list[str])
+    seconds: float = 0.0
+    tool_runs: int = 0
+
+    def as_task_outcome(self) -> TaskOutcome:
+        """The outcome as a front end shows a task's (the roles' usage summed)."""
+        usage = Usage(
+            prompt_tokens=sum(u.prompt_tokens for u in self.usage.values()),
+            completion_tokens=sum(u.completion_tokens for u in self.usage.values()),
+            calls=sum(u.calls for u in self.usage.values()),
+        )
+        return TaskOutcome(
+            status=self.status,
+            summary=self.summary,
+            steps=len(self.steps),
+            stop_reason=f"team {self.phase.value}",
+            usage=usage,
+            changed_files=self.changed_files,
+            verified=self.verified,
+            seconds=self.seconds,
+            tool_runs=self.tool_runs,
+        )
+
+
+class Orchestrator:
+    def __init__(
+        self, host: TeamHost, channel: EditorChannel, options: TeamOptions | None = None
+    ) -> None:
+        self.host = host
+        self.channel = channel
+        self.options = options or TeamOptions()
+        self.store = TeamStore(host.root)
+
+    async def run(self, instruction: str) -> TeamOutcome:
+        return await self._drive(self.store.new(instruction))
+
+    async def resume(self) -> TeamOutcome:
+        """The newest team task a crash cut short, from the phase and step it stopped at."""
+        state = self.store.pending()
+        if state is None:
+            raise AgentLspError("no interrupted team task to resume")
+        for step in state.steps:
+            if step.status is StepStatus.RUNNING:  # cut off mid-step: it runs again
+                step.status = StepStatus.PENDING
+        await self._say(f"team: resuming {state.task_id} in {state.phase.value}")
+        return await self._drive(state)
+
+    async def _say(self, message: str) -> None:
+        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+
+    async def _move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
+        self.store.move(state, phase, reason)
+        await self._say(f"team: {phase.value}" + (f" ({reason})" if reason else ""))
+
+    async def _drive(self, state: TeamState) -> TeamOutcome:
+        started = time.monotonic()
+        tokens = self.options.tokens or self.host.settings.max_tokens
+        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds)
+        runner = RoleRunner(
+            self.host, self.channel, self.store, state, budget, await self.host.profile()
+        )
+        try:
+            while state.phase not in FINAL:
+                if budget.seconds_left() <= 0:
+                    await self._move(state, Phase.FAILED, "the task's time budget is used up")
+                    break
+                await self._advance(runner, state)
+        finally:
+            state.seconds += time.monotonic() - started
+            self.store.save(state)
+        return self._outcome(state)
+
+    async def _advance(self, runner: RoleRunner, state: TeamState) -> None:
+        phase = state.phase
+        if phase is Phase.INIT:
+            await self._move(state, Phase.PLANNING)
+        elif phase is Phase.PLANNING:
+            await self._plan(runner, state)
+        elif phase is Phase.EXECUTING:
+            await self._execute(runner, state)
+        elif phase is Phase.VERIFYING:
+            await self._verify(state)
+        elif phase is Phase.REVIEWING:
+            await self._review(runner, state)
+
+    async def _plan(self, runner: RoleRunner, state: TeamState) -> None:
+        stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
+        offered = {
+            "task": state.instruction,
+            "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
+        }
+        outcome, _ = await runner.run(PLANNER, offered, "planner")
+        if outcome.status is not TaskStatus.COMPLETED:
+            await self._move(state, Phase.FAILED, f"the planner stopped: {outcome.summary}")
+            return
+        try:
+            steps = read_steps(outcome.summary, {s.id for s in state.steps})
+        except AgentLspError as exc:
+            await self._move(state, Phase.FAILED, str(exc))
+            return
+        new_ids = [s.id for s in steps]
+        for old in stale:  # planned again: what waited for the old step waits for the new ones
+            old.status, old.stale = StepStatus.REPLACED, False
+            for step in state.steps:
+                if old.id in step.depends_on:
+                    step.depends_on = [d for d in step.depends_on if d != old.id] + new_ids
+        state.steps.extend(steps)
+        await self._say("team: plan: " + "; ".join(f"{s.id} {s.goal}" for s in steps))
+        await self._move(state, Phase.EXECUTING)
+
+    async def _execute(self, runner: RoleRunner, state: TeamState) -> None:
+        await execute(runner, max(1, self.options.workers))
+        stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
+        failed = [s for s in state.steps if s.status is StepStatus.FAILED]
+        if failed:
+            why = "; ".join(f"{s.id}: {s.summary}" for s in failed)
+            await self._move(state, Phase.FAILED, f"step failed: {why}")
+        elif stale and state.replans >= MAX_REPLANS:
+            await self._move(state, Phase.FAILED, f"still conflicting after {MAX_REPLANS} re-plans")
+        elif stale:
+            state.replans += 1
+            await self._move(state, Phase.PLANNING, "; ".join(s.note for s in stale))
+        elif waiting := [s.id for s in state.steps if s.status is StepStatus.PENDING]:
+            await self._move(state, Phase.FAILED, f"steps that cannot run: {', '.join(waiting)}")
+        else:
+            await self._move(state, Phase.VERIFYING)
+
+    async def _verify(self, state: TeamState) -> None:
+        verifier = self.host.verifier
+        if verifier is None:
+            state.verify_summary, state.verified = "no test runner found: not verified", False
+            await self._move(state, Phase.REVIEWING, state.verify_summary)
+            return
+        await self._say("team: running the full test suite")
+        try:
+            workspace = Workspace(self.host.root, self.channel, self.host.gate(self.channel))
+            report = await verifier.run(workspace)
+        except NotPermittedError as exc:
+            state.verify_summary, state.verified = f"{exc}: not verified", False
+            await self._move(state, Phase.REVIEWING, state.verify_summary)
+            return
+        summary = report.summary(with_hint=False)
+        state.verify_summary, state.verified = f"full suite: {summary}", report.ok
+        if report.ok:
+            await self._move(state, Phase.REVIEWING, state.verify_summary)
+            return
+        if state.review_round >= self.options.review_rounds:
+            await self._move(state, Phase.FAILED, f"the suite fails: {summary}")
+            return
+        state.review_round += 1
+        n = state.review_round
+        state.steps.append(
+            Step(id=f"v{n}", goal="make the full test suite pass", note=format_report(report))
+        )
+        await self._move(state, Phase.EXECUTING, f"the suite fails: {summary}")
+
+    async def _review(self, runner: RoleRunner, state: TeamState) -> None:
+        offered = {
+            "task": state.instruction,
+            "diff_files": "\n".join(state.changed),
+            "suite": state.verify_summary,
+        }
+        outcome, _ = await runner.run(REVIEWER, offered, "reviewer")
+        if outcome.status is not TaskStatus.COMPLETED:
+            await self._move(state, Phase.FAILED, f"the reviewer stopped: {outcome.summary}")
+            return
+        try:
+            findings = read_findings(outcome.summary)
+        except AgentLspError as exc:
+            await self._move(state, Phase.FAILED, str(exc))
+            return
+        if not findings:
+            await self._move(state, Phase.DONE)
+            return
+        texts = [f.finding for f in findings]
+        state.findings.extend(texts)
+        if state.review_round >= self.options.review_rounds:
+            limit = self.options.review_rounds
+            why = f"review round limit ({limit}) reached; open: {'; '.join(texts)}"
+            await self._move(state, Phase.FAILED, why)
+            return
+        state.review_round += 1
+        n = state.review_round
+        for i, finding in enumerate(findings, 1):
+            state.steps.append(
+                Step(
+                    id=f"r{n}-{i}",
+                    goal=f"resolve the review finding: {finding.finding}",
+                    files=finding.files,
+                    done="the finding is resolved",
+                )
+            )
+        await self._move(state, Phase.EXECUTING, f"review round {n}: {len(findings)} findings")
+
+    def _outcome(self, state: TeamState) -> TeamOutcome:
+        done = [s.id for s in state.steps if s.status is StepStatus.DONE]
+        if state.phase is Phase.DONE:
+            status = TaskStatus.COMPLETED
+            head = f"done: {len(done)} steps ({', '.join(done)})"
+        else:
+            status = TaskStatus.FAILED
+            head = f"failed in {state.history[-1].split('→')[0] if state.history else 'INIT'}: "
+            head += state.reason or "stopped"
+        parts = [head, state.verify_summary, f"tokens by role: {per_role(state.usage)}"]
+        return TeamOutcome(
+            task_id=state.task_id,
+            phase=state.phase,
+            status=status,
+            summary="; ".join(p for p in parts if p),
+            verified=state.verified,
+            steps=state.steps,
+            usage=state.usage,
+            changed_files=list(state.changed),
+            seconds=state.seconds,
+            tool_runs=state.tool_runs,
+        )

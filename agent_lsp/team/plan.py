@@ -1,0 +1,63 @@
+"""The planner's and the reviewer's answers: one fenced ```json block (or a bare JSON list)
+in their final words, read into steps and findings. Anything else is a clear error."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, cast
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_lsp.errors import AgentLspError
+from agent_lsp.team.state import Step
+
+FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+
+
+class Finding(BaseModel):
+    finding: str
+    files: list[str] = Field(default_factory=list[str])
+
+
+def json_list(text: str, what: str) -> list[Any]:
+    found = FENCE.findall(text)
+    body = found[-1] if found else text.strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise AgentLspError(f"the {what} is not JSON ({exc.msg}): {text[:200]}") from None
+    if not isinstance(value, list):
+        raise AgentLspError(f"the {what} is not a JSON list: {text[:200]}")
+    return cast("list[Any]", value)
+
+
+def read_steps(text: str, taken: set[str]) -> list[Step]:
+    """The planner's steps; ids already used in the plan get a suffix, unknown dependencies
+    are dropped (a step cannot wait for one that does not exist)."""
+    try:
+        steps = [Step.model_validate(item) for item in json_list(text, "plan")]
+    except ValidationError as exc:
+        raise AgentLspError(f"a step of the plan is malformed: {exc.errors()[0]['msg']}") from None
+    if not steps:
+        raise AgentLspError("the plan has no steps")
+    renamed: dict[str, str] = {}
+    for step in steps:
+        new = step.id
+        n = 2
+        while new in taken:
+            new, n = f"{step.id}-{n}", n + 1
+        renamed[step.id] = new
+        taken.add(new)
+        step.id = new
+    known = set(taken)
+    for step in steps:
+        step.depends_on = [renamed.get(d, d) for d in step.depends_on if renamed.get(d, d) in known]
+    return steps
+
+
+def read_findings(text: str) -> list[Finding]:
+    try:
+        return [Finding.model_validate(item) for item in json_list(text, "review")]
+    except ValidationError as exc:
+        raise AgentLspError(f"a review finding is malformed: {exc.errors()[0]['msg']}") from None

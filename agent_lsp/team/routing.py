@@ -1,0 +1,34 @@
+"""Context routing: a role's first message is built from the keys it declares, only those.
+The orchestrator offers every key it has; what a role did not declare never reaches it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agent_lsp.team.roles import Role
+
+TITLES = {
+    "task": "The task",
+    "failed_steps": "Steps that failed and must be planned again",
+    "step": "Your step",
+    "step_files": "Files of your step",
+    "step_done": "The step is done when",
+    "note": "Notes for this step (why it runs, what failed)",
+    "diff_files": "Files the team changed",
+    "suite": "The full test suite",
+}
+
+
+def first_message(role: Role, offered: Mapping[str, str]) -> str:
+    """The role's marker and prompt, then one section per declared key that has a value."""
+    parts = [f"{role.marker}\n{role.prompt}"]
+    for key in role.keys:
+        value = offered.get(key, "").strip()
+        if value:
+            parts.append(f"## {TITLES.get(key, key)}\n{value}")
+    return "\n\n".join(parts)
+
+
+def routed_keys(role: Role, offered: Mapping[str, str]) -> list[str]:
+    """The keys that went into the role's message (for the log)."""
+    return [k for k in role.keys if offered.get(k, "").strip()]

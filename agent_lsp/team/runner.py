@@ -1,0 +1,89 @@
+"""Runs one role: the session's `Agent` with the role's tools, its routed first message, its
+part of the budget, and a `RoleChannel`; the usage is summed into the task's totals."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from agent_lsp.loop.toolbox import ToolBox
+from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
+from agent_lsp.seams import EditorChannel
+from agent_lsp.task import Task, TaskKind
+from agent_lsp.team.budget import Budget, add_usage, per_role
+from agent_lsp.team.channel import RoleChannel, WriteLocks
+from agent_lsp.team.host import TeamHost
+from agent_lsp.team.roles import Role
+from agent_lsp.team.routing import first_message
+from agent_lsp.team.state import TeamState, TeamStore
+
+
+class RoleRunner:
+    def __init__(
+        self,
+        host: TeamHost,
+        channel: EditorChannel,
+        store: TeamStore,
+        state: TeamState,
+        budget: Budget,
+        profile: str,
+    ) -> None:
+        self.host = host
+        self.channel = channel
+        self.store = store
+        self.state = state
+        self.budget = budget
+        self.profile = profile
+
+    async def run(
+        self,
+        role: Role,
+        offered: Mapping[str, str],
+        label: str,
+        parts: int = 1,
+        locks: WriteLocks | None = None,
+        start_hashes: Mapping[Path, str | None] | None = None,
+    ) -> tuple[TaskOutcome, RoleChannel]:
+        """One run of `role`; a role past its budget (tokens or the task's time) is stopped
+        and its outcome says so."""
+        channel = RoleChannel(self.channel, label, locks if role.writes else None, start_hashes)
+        agent = self.host.make_agent(channel, self.profile, "", read_only=not role.writes)
+        channel.workspace = agent.workspace
+        box = agent.toolbox
+        agent.toolbox = ToolBox(
+            [tool for name, tool in box.tools.items() if name in role.tools],
+            timeout=box.timeout,
+            slow_timeout=box.slow_timeout,
+            keeper=box.keeper,
+        )
+        agent.verifier = None  # the team verifies the merged result, in VERIFYING
+        reserved = self.budget.reserve(role.name, parts)
+        agent.limits = replace(agent.limits, max_tokens=reserved)
+        kind = TaskKind.TASK if role.writes else TaskKind.EXPLAIN
+        task = Task(kind=kind, instruction=first_message(role, offered))
+        try:
+            outcome = await asyncio.wait_for(agent.run(task), self.budget.seconds_left())
+        except TimeoutError:
+            outcome = TaskOutcome(
+                status=TaskStatus.FAILED,
+                summary="the task's time budget is used up",
+                stop_reason="time budget",
+                usage=agent.usage,
+                changed_files=list(agent.workspace.changed_files),
+            )
+        self.budget.give_back(role.name, reserved, outcome.usage)
+        add_usage(self.state.usage, role.name, outcome.usage)
+        self.state.tool_runs += sum(m.role == "tool" for m in agent.messages)
+        for rel in outcome.changed_files:
+            if rel not in self.state.changed:
+                self.state.changed.append(rel)
+        self.store.save(self.state)
+        used = outcome.usage.prompt_tokens + outcome.usage.completion_tokens
+        message = (
+            f"team: {label} {outcome.status.value} ({used} tokens); "
+            f"so far {per_role(self.state.usage)}"
+        )
+        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+        return outcome, channel

@@ -1,0 +1,157 @@
+"""The team task's state machine and its checkpoint file.
+
+INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED. Every transition (and
+every step that starts or ends) is written to `.agent-lsp/state/team/<task>.json` with an
+atomic write, so a killed server or CLI resumes in the phase and step it stopped at.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_lsp.errors import AgentLspError
+from agent_lsp.fileio import atomic_write, ensure_dir
+
+TEAM_DIR = Path(".agent-lsp") / "state" / "team"
+
+
+class Phase(StrEnum):
+    INIT = "INIT"
+    PLANNING = "PLANNING"
+    EXECUTING = "EXECUTING"
+    VERIFYING = "VERIFYING"
+    REVIEWING = "REVIEWING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+
+
+FINAL = (Phase.DONE, Phase.FAILED)
+
+# Which phase may follow which (FAILED may follow any phase that is not final).
+NEXT: dict[Phase, tuple[Phase, ...]] = {
+    Phase.INIT: (Phase.PLANNING,),
+    Phase.PLANNING: (Phase.EXECUTING,),
+    Phase.EXECUTING: (Phase.VERIFYING, Phase.PLANNING),
+    Phase.VERIFYING: (Phase.REVIEWING, Phase.EXECUTING),
+    Phase.REVIEWING: (Phase.DONE, Phase.EXECUTING),
+    Phase.DONE: (),
+    Phase.FAILED: (),
+}
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    REPLACED = "replaced"  # a stale write: planned again as other steps
+
+
+class Step(BaseModel):
+    """One atomic step of the plan: what to do, where, when it is done, after which steps."""
+
+    id: str
+    goal: str
+    files: list[str] = Field(default_factory=list[str])
+    done: str = ""  # the step's definition of done
+    depends_on: list[str] = Field(default_factory=list[str])
+    status: StepStatus = StepStatus.PENDING
+    attempts: int = 0
+    summary: str = ""  # the worker's last words, or why the step failed
+    note: str = ""  # why it runs again (a stale write, a failing suite)
+    stale: bool = False  # a write was refused as stale: the planner plans it again
+
+
+class RoleUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class TeamState(BaseModel):
+    task_id: str
+    instruction: str
+    phase: Phase = Phase.INIT
+    steps: list[Step] = Field(default_factory=list[Step])
+    review_round: int = 0
+    findings: list[str] = Field(default_factory=list[str])  # every review finding so far
+    verify_summary: str = ""
+    verified: bool = False  # the full suite passed on the final text
+    changed: list[str] = Field(default_factory=list[str])  # files the workers changed
+    tool_runs: int = 0  # tool calls the roles made
+    replans: int = 0  # times steps were planned again after a stale write
+    usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
+    history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
+    reason: str = ""  # why the task failed
+    seconds: float = 0.0  # wall time spent in earlier runs (a resumed task)
+
+    def step(self, step_id: str) -> Step:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(step_id)
+
+
+class TeamStore:
+    """The checkpoint files of a project's team tasks."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folder = root / TEAM_DIR
+
+    def new(self, instruction: str) -> TeamState:
+        task_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        state = TeamState(task_id=task_id, instruction=instruction)
+        self.save(state)
+        return state
+
+    def path(self, task_id: str) -> Path:
+        return self.folder / f"{task_id}.json"
+
+    def save(self, state: TeamState) -> None:
+        ensure_dir(self.folder, within=self.root)
+        atomic_write(self.path(state.task_id), state.model_dump_json(indent=1), within=self.root)
+
+    def load(self, task_id: str) -> TeamState:
+        path = self.path(task_id)
+        try:
+            return TeamState.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise AgentLspError(f"no team task {task_id}") from None
+        except (OSError, ValueError, ValidationError) as exc:
+            raise AgentLspError(f"the team checkpoint {path.name} is unreadable: {exc}") from None
+
+    def pending(self) -> TeamState | None:
+        """The newest team task that did not reach DONE or FAILED (a crash cut it short)."""
+        if not self.folder.is_dir():
+            return None
+        for path in sorted(self.folder.glob("*.json"), reverse=True):
+            try:
+                state = self.load(path.stem)
+            except AgentLspError:
+                continue
+            if state.phase not in FINAL:
+                return state
+        return None
+
+    def move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
+        """A transition, checked against the machine, then checkpointed."""
+        if state.phase in FINAL:
+            raise AgentLspError(f"team task: already {state.phase}")
+        if phase is not Phase.FAILED and phase not in NEXT[state.phase]:
+            raise AgentLspError(f"team task: no transition {state.phase} → {phase}")
+        state.history.append(f"{state.phase.value}→{phase.value}")
+        state.phase = phase
+        if reason:
+            state.reason = reason
+        self.save(state)
