@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from agent_lsp.config.settings import Settings
+from agent_lsp.config.schema import Settings
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
 from agent_lsp.loop.verify import Verifier

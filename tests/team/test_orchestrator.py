@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.config.settings import PermissionLevel, Settings
+from agent_lsp.config.schema import PermissionLevel, Settings
 from agent_lsp.messages import TaskStatus
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
