@@ -16,7 +16,7 @@ import pytest
 from agent_lsp.config.settings import Settings
 from agent_lsp.memory.layout import AGENT_DIR
 from agent_lsp.session import Session
-from agent_lsp.symbols import FileSymbols, SymbolIndex, extract
+from agent_lsp.symbols import FileSymbols, SymbolIndex, cachekey, extract
 from agent_lsp.symbols import cache as persisted
 from agent_lsp.symbols.model import Engine, Language
 from agent_lsp.symbols.worker import ProcessExtractor
@@ -142,7 +142,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path: Path, damage: str) -> N
         path.write_bytes(b"")
     elif damage == "body flipped":
         path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
-    else:  # well checksummed, but not ours to use
+    else:  # authenticated, but not ours to use
         code = persisted._code_digest()  # pyright: ignore[reportPrivateUsage]
         stored: tuple[object, ...] = (
             (("other", 0), code, [])
@@ -150,7 +150,9 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path: Path, damage: str) -> N
             else (persisted.fingerprint("auto"), code, [("x", 1)])
         )
         body = marshal.dumps(stored)  # pyright: ignore[reportArgumentType]
-        path.write_bytes(persisted.MAGIC + persisted.digest(body) + body)
+        secret = cachekey.user_key()
+        assert secret is not None  # authenticated: only the fingerprint or shape is wrong
+        path.write_bytes(persisted.MAGIC + cachekey.mac(secret, body) + body)
     again = built(project)
     assert (again.parsed, again.reused) == (4, 0)
     assert snapshot(again) == fresh(project)
