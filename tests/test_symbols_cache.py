@@ -4,7 +4,6 @@ is rebuilt, never trusted; the process pool gives the symbols the serial path gi
 from __future__ import annotations
 
 import marshal
-import multiprocessing
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ from agent_lsp.symbols import FileSymbols, SymbolIndex, cachekey, extract
 from agent_lsp.symbols import cache as persisted
 from agent_lsp.symbols.model import Engine, Language
 from agent_lsp.symbols.worker import ProcessExtractor
+from tests.test_symbols_worker import child_pids as children
 
 HOUR_NS = 3600 * 1_000_000_000
 FILES = {
@@ -256,7 +256,7 @@ def stdlib_copy(target: Path, count: int = 40) -> Path:
 
 def test_the_process_pool_gives_the_symbols_of_the_serial_path(tmp_path: Path) -> None:
     tree = stdlib_copy(tmp_path)
-    before = set(multiprocessing.active_children())
+    before = children()
     serial = SymbolIndex(tree)
     assert serial.refresh() == 40
     extractor = ProcessExtractor(workers=2, pool_bytes=1)
@@ -267,5 +267,5 @@ def test_the_process_pool_gives_the_symbols_of_the_serial_path(tmp_path: Path) -
     ]
     assert extractor.served > 0
     assert extractor.pid is None  # the pool of the build is shut down; no child left running
-    assert set(multiprocessing.active_children()) <= before
+    assert children() <= before
     pooled.close()
