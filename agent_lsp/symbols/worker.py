@@ -59,7 +59,7 @@ POOL_BYTES = 2 * 1024 * 1024  # files to read at once that go to a pool (~0.2 s 
 IDLE_SECONDS = 30.0  # the child stops after this long without a job
 
 DiskFile = tuple[Path, Language, int]  # path, language, size in bytes
-_Job = tuple[Child, "Future[object]"]  # a job sent to a child, and that child
+_Job = tuple[Child, Future[object]]  # a job sent to a child, and that child
 
 
 class ProcessExtractor:
