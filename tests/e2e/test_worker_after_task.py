@@ -1,6 +1,8 @@
 """End to end: the language server's symbol parse worker lives while a task works and is gone
 when the task ends (its memory back); the next task starts it again, and what it parses there
-(an unsaved buffer) is what `find_symbol` reports. No multiprocessing resource tracker stays."""
+(an unsaved buffer) is what `find_symbol` reports. No multiprocessing resource tracker stays.
+Whether the worker is seen while a task works is not asserted (it also stops after 30 s idle,
+which a loaded machine could reach): `test_symbols_worker_idle.py` shows it starting again."""
 
 from __future__ import annotations
 
@@ -75,8 +77,9 @@ async def test_the_worker_stops_after_each_task_and_comes_back_for_the_next(
         assert (
             "big.py:1001 function: def helper_250(x)" in tool_messages(fake_openai.requests[1])[-1]
         )
-        [during] = seen
-        assert len(during) == 1  # the worker, and nothing of multiprocessing beside it
+        [during] = seen  # the worker (unless it was idle 30 s already), nothing beside it
+        assert len(during) <= 1
+        assert all("agent_lsp.symbols.child" in command for command in during.values())
         assert wait_for(lambda: not workers(server[0]), seconds=120), workers(server[0])
 
         # Task 2: an unsaved buffer of big.py with one more function, synced at its start.
@@ -106,6 +109,7 @@ async def test_the_worker_stops_after_each_task_and_comes_back_for_the_next(
         assert (
             "big.py:1005 function: def helper_250(x)" in tool_messages(fake_openai.requests[3])[-1]
         )  # the buffer's line
-        assert len(seen) == 2 and len(seen[1]) == 1  # a worker again: the buffer was parsed
-        assert set(seen[1]) != set(during)  # a fresh process
+        assert len(seen) == 2 and len(seen[1]) <= 1  # a worker again: the buffer was parsed
+        assert all("agent_lsp.symbols.child" in command for command in seen[1].values())
+        assert not set(seen[1]) & set(during)  # a fresh process, if any
         assert wait_for(lambda: not workers(server[0]), seconds=120), workers(server[0])
