@@ -42,7 +42,10 @@ def same(expected: bytes, found: bytes) -> bool:
 
 def user_key(path: Path | None = None) -> bytes | None:
     """This user's key, created on first use; None when there is no usable one."""
-    path = key_path() if path is None else path
+    try:
+        path = key_path() if path is None else path
+    except RuntimeError:  # no home folder to be found
+        return None
     try:
         return _read(path)
     except FileNotFoundError:
