@@ -281,6 +281,8 @@ def summarise(version: Json) -> Json:
         "rss_idle_mib": version["rss_idle_kib"] / 1024,
         "rss_after_1_mib": tasks[0]["rss_kib"] / 1024 if tasks else None,
         "rss_after_last_mib": tasks[-1]["rss_kib"] / 1024 if tasks else None,
+        "rss_each_mib": [round(t["rss_kib"] / 1024, 1) for t in tasks],
+        "processes_after_last": len(tasks[-1]["processes"]) if tasks else None,
         "final": tasks[-1]["final"] if tasks else None,
     }
 
@@ -291,6 +293,8 @@ def render(results: Json) -> str:
     def cell(value: object, unit: str) -> str:
         if value is None:
             return "-"
+        if isinstance(value, int) and not unit:
+            return str(value)
         return f"{value:.1f} {unit}" if isinstance(value, float | int) else str(value)
 
     rows = [
@@ -301,6 +305,11 @@ def render(results: Json) -> str:
         ("RSS idle, process tree", "rss_idle_mib", "MiB"),
         ("RSS after task 1", "rss_after_1_mib", "MiB"),
         (f"RSS after task {results['config']['tasks']}", "rss_after_last_mib", "MiB"),
+        (
+            f"processes in the tree after task {results['config']['tasks']}",
+            "processes_after_last",
+            "",
+        ),
     ]
     width = 50
     lines = [
@@ -317,6 +326,7 @@ def render(results: Json) -> str:
         lines.append(
             f"{n}: warm first requests {results['summary'][n]['first_request_warm_all_ms']}"
         )
+        lines.append(f"{n}: RSS after each task (MiB) {results['summary'][n]['rss_each_mib']}")
         lines.append(f"{n}: last task's end: {results['summary'][n]['final']}")
     return "\n".join(lines)
 

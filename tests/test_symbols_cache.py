@@ -4,7 +4,6 @@ is rebuilt, never trusted; the process pool gives the symbols the serial path gi
 from __future__ import annotations
 
 import marshal
-import multiprocessing
 import os
 import shutil
 import subprocess
@@ -16,10 +15,11 @@ import pytest
 from agent_lsp.config.schema import Settings
 from agent_lsp.memory.layout import AGENT_DIR
 from agent_lsp.session import Session
-from agent_lsp.symbols import FileSymbols, SymbolIndex, extract
+from agent_lsp.symbols import FileSymbols, SymbolIndex, cachekey, extract
 from agent_lsp.symbols import cache as persisted
 from agent_lsp.symbols.model import Engine, Language
 from agent_lsp.symbols.worker import ProcessExtractor
+from tests.test_symbols_worker import child_pids as children
 
 HOUR_NS = 3600 * 1_000_000_000
 FILES = {
@@ -142,7 +142,7 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path: Path, damage: str) -> N
         path.write_bytes(b"")
     elif damage == "body flipped":
         path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
-    else:  # well checksummed, but not ours to use
+    else:  # authenticated, but not ours to use
         code = persisted._code_digest()  # pyright: ignore[reportPrivateUsage]
         stored: tuple[object, ...] = (
             (("other", 0), code, [])
@@ -150,7 +150,9 @@ def test_a_damaged_or_foreign_cache_is_rebuilt(tmp_path: Path, damage: str) -> N
             else (persisted.fingerprint("auto"), code, [("x", 1)])
         )
         body = marshal.dumps(stored)  # pyright: ignore[reportArgumentType]
-        path.write_bytes(persisted.MAGIC + persisted.digest(body) + body)
+        secret = cachekey.user_key()
+        assert secret is not None  # authenticated: only the fingerprint or shape is wrong
+        path.write_bytes(persisted.MAGIC + cachekey.mac(secret, body) + body)
     again = built(project)
     assert (again.parsed, again.reused) == (4, 0)
     assert snapshot(again) == fresh(project)
@@ -254,7 +256,7 @@ def stdlib_copy(target: Path, count: int = 40) -> Path:
 
 def test_the_process_pool_gives_the_symbols_of_the_serial_path(tmp_path: Path) -> None:
     tree = stdlib_copy(tmp_path)
-    before = set(multiprocessing.active_children())
+    before = children()
     serial = SymbolIndex(tree)
     assert serial.refresh() == 40
     extractor = ProcessExtractor(workers=2, pool_bytes=1)
@@ -265,5 +267,5 @@ def test_the_process_pool_gives_the_symbols_of_the_serial_path(tmp_path: Path) -
     ]
     assert extractor.served > 0
     assert extractor.pid is None  # the pool of the build is shut down; no child left running
-    assert set(multiprocessing.active_children()) <= before
+    assert children() <= before
     pooled.close()

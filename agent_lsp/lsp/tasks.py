@@ -211,6 +211,7 @@ class TaskManager:
             if self.running is not None and self.running[0] == task_id:
                 self.running = None
         with contextlib.suppress(Exception):  # what the finished task held goes back
+            await asyncio.to_thread(session.symbols.release)  # the idle parse worker process
             await asyncio.to_thread(release_heap)
         if outcome.status is TaskStatus.CANCELLED:
             # Sent apart from the cancel command's answer: Emacs' jsonrpc can leave a message

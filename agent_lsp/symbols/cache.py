@@ -1,13 +1,17 @@
 """The persisted symbol index: `.agent-lsp/cache/symbols.bin`, so that a second start on an
 unchanged tree parses nothing.
 
-One file: a magic line, a checksum of the rest, and the `marshal`led entries (plain tuples,
+One file: a magic line, an HMAC-SHA256 of the rest under this user's secret key
+(`cachekey`: kept outside every project, so a repository cannot ship a cache that passes), and
+the `marshal`led entries (plain tuples,
 dicts and strings: `marshal` loads them several times faster than `pickle` or JSON, and unlike
 `pickle` it runs no code). Each entry is a file's stamp when it was parsed (mtime_ns, ctime_ns,
 size), the digest of the bytes parsed, and its symbols as tuples.
 
 Never trusted blindly:
-- a missing, truncated or corrupt file (bad magic, checksum, shape), or one written by another
+- a file whose HMAC does not check under this user's key (written by another user or machine,
+  crafted, or shipped in the repository) is ignored, as is every file when there is no key;
+- a missing, truncated or corrupt file (bad magic, HMAC, shape), or one written by another
   format, Python, tree-sitter, grammar or extraction code (a fingerprint of all of them), is
   ignored: the index is built as if there were no cache;
 - an entry whose stamp differs from the disk's is checked by its digest: the file is read and
@@ -32,13 +36,14 @@ from functools import cache
 from pathlib import Path
 from typing import cast
 
+from agent_lsp.symbols import cachekey
 from agent_lsp.symbols.disk import digest
 from agent_lsp.symbols.extract import describe_engines
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
 
 AGENT_DIR = ".agent-lsp"  # `memory.layout.AGENT_DIR` (importing the memory package is slow)
-MAGIC = b"agent-lsp symbol index\n"
-FORMAT = 1
+MAGIC = b"agent-lsp symbol index 2\n"
+FORMAT = 2
 RACY_NS = 2_000_000_000
 GRAMMARS = (
     "tree-sitter",
@@ -87,10 +92,13 @@ def fingerprint(engine: Engine) -> tuple[object, ...]:
     return (FORMAT, sys.version_info[:2], engine, describe_engines(engine), _versions())
 
 
-def load(path: Path, engine: Engine, root: Path | None = None) -> Entries:
-    """The stored entries, or none when the file is missing, damaged or from other code, or
-    not a regular file reached without links (from `root`, when given): a checked-out tree
-    could hold a FIFO or a link to a device there."""
+def load(
+    path: Path, engine: Engine, root: Path | None = None, secret: bytes | None = None
+) -> Entries:
+    """The stored entries, or none when the file is missing, damaged, not authenticated by
+    `secret` (default: this user's, `cachekey.user_key`) or from other code, or not a regular
+    file reached without links (from `root`, when given): a checked-out tree could hold a
+    FIFO or a link to a device there."""
     if root is not None and not _inside(path.parent, root):
         return {}
     try:
@@ -98,8 +106,12 @@ def load(path: Path, engine: Engine, root: Path | None = None) -> Entries:
     except OSError:
         return {}
     head = len(MAGIC)
-    body = data[head + 16 :]
-    if data[:head] != MAGIC or data[head : head + 16] != digest(body):
+    tag = data[head : head + cachekey.MAC_BYTES]
+    body = data[head + cachekey.MAC_BYTES :]
+    if data[:head] != MAGIC or len(tag) != cachekey.MAC_BYTES:
+        return {}
+    secret = cachekey.user_key() if secret is None else secret
+    if secret is None or not cachekey.same(cachekey.mac(secret, body), tag):
         return {}
     try:
         stored = marshal.loads(body)
@@ -181,9 +193,15 @@ def _packed(identifiers: Mapping[str, int]) -> bytes:
     return marshal.dumps(dict(identifiers))
 
 
-def save(path: Path, root: Path, entries: Entries, engine: Engine) -> bool:
-    """Write the entries (atomically: a temp file renamed over the old one); False when it
-    could not be written (a read-only tree, a link on the way out of the project)."""
+def save(
+    path: Path, root: Path, entries: Entries, engine: Engine, secret: bytes | None = None
+) -> bool:
+    """Write the entries, authenticated by `secret` (default: this user's), atomically (a temp
+    file renamed over the old one); False when it could not be written (no key, a read-only
+    tree, a link on the way out of the project)."""
+    secret = cachekey.user_key() if secret is None else secret
+    if secret is None:
+        return False
     racy_after = time.time_ns() - RACY_NS
     rows: list[_Stored] = []
     for key, (stamp, found, symbols) in entries.items():
@@ -218,7 +236,7 @@ def save(path: Path, root: Path, entries: Entries, engine: Engine) -> bool:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         descriptor = os.open(temp, flags, 0o600)
         with os.fdopen(descriptor, "wb") as out:
-            out.write(MAGIC + digest(body) + body)
+            out.write(MAGIC + cachekey.mac(secret, body) + body)
         temp.replace(path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -166,6 +166,13 @@ class SymbolIndex:
         if close is not None:
             close()
 
+    def release(self) -> None:
+        """Give back what the extractor holds while idle (its child process, if any: a later
+        parse starts it again); an agent task's end calls this."""
+        release: Callable[[], object] | None = getattr(self.extractor, "release", None)
+        if release is not None:
+            release()
+
     # ------------------------------------------------------------------ building
 
     def build(self) -> int:

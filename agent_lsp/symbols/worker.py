@@ -6,13 +6,16 @@ A `ProcessExtractor` is called like `extract(text, language, engine)` and return
 `FileSymbols`, but sends texts of `threshold` characters or more to one child process; smaller
 ones (well under a millisecond of work) are extracted in the calling thread.
 
-- The child is started with "spawn" (the parent is multi-threaded: forking it could copy a lock
-  held by another thread), on the first call that needs it, and reused afterwards.
-- A cold build (`index_files()` of `pool_bytes`, 2 MiB, or more) goes to a pool of `workers`
-  processes (one per core by default) instead, also "spawn": started for that build and shut
-  down before it returns, so that no worker outlives it (memory) and none inherits this
-  process's state. Workers get paths and send back plain tuples; each file is read, hashed and
-  parsed once, in one worker.
+- The child (`process.Child`: a fresh interpreter started with `subprocess`, talking over two
+  pipes; no `multiprocessing`, so no resource tracker process either) is started on the first
+  call that needs it and reused while there is work.
+- It stops when idle: `idle_seconds` after its last job, or at once on `release()` (the end of
+  an agent task) or `close()`. A later call that needs it starts a fresh one: parsing never
+  falls back to the calling thread because the child was stopped.
+- A cold build (`index_files()` of `pool_bytes`, 2 MiB, or more) goes to `workers` children
+  (one per core by default) instead: started for that build and stopped before it returns, so
+  that none outlives it. Children get paths and send back plain tuples; each file is read,
+  hashed and parsed once, in one child.
 - `extract_files()` extracts files from the disk: the child reads them itself and takes many per
   round trip, a few batches in flight so that it never waits for the parent; the parent turns
   the results back into `FileSymbols` and, rather than wait, extracts small files itself.
@@ -20,33 +23,30 @@ ones (well under a millisecond of work) are extracted in the calling thread.
   is done in the calling thread instead, exactly as `extract` would (with its exceptions). A
   later call starts a fresh child, up to `max_crashes` children; after that everything stays in
   the calling thread. The first death, and giving up, are logged as warnings.
-- The child exits with its parent: a thread in it waits for the parent's end of the pipe that
-  spawned it to close. It ignores SIGINT (the parent decides when it stops), and once started
-  has its stdin and stdout on /dev/null: it does not touch the language server's stream.
-- `close()` stops the child (idempotent); later calls run in the calling thread.
+- The child exits with its parent (its stdin closes), ignores SIGINT and keeps its standard
+  streams on /dev/null (`child.py`): it does not touch the language server's stream.
 - Thread-safe: any number of threads may call it at once (the child serves them in turn).
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
-import signal
 import sys
 import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.process import BaseProcess
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import cast
 
+from agent_lsp.symbols.child import Hashed, PathJob, Payload
 from agent_lsp.symbols.disk import Indexed, index_disk_file
 from agent_lsp.symbols.extract import extract
 from agent_lsp.symbols.index import DiskJob
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
+from agent_lsp.symbols.process import Child, ChildDied
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +56,10 @@ BATCH_FILES = 64  # and by count
 IN_FLIGHT = 2  # batches sent ahead of the one being collected
 MAX_CRASHES = 3
 POOL_BYTES = 2 * 1024 * 1024  # files to read at once that go to a pool (~0.2 s of extraction)
+IDLE_SECONDS = 30.0  # the child stops after this long without a job
 
-# What crosses the pipe: plain tuples unpickle several times faster than the dataclasses.
-Row = tuple[str, str, int, int, str | None, str]
-Payload = tuple[Language, str, tuple[Row, ...], dict[str, int]]
 DiskFile = tuple[Path, Language, int]  # path, language, size in bytes
-Hashed = tuple[Payload | None, bytes]  # `disk.Indexed` as it crosses the pipe
-_T = TypeVar("_T")
-_Job = tuple[ProcessPoolExecutor, Future[_T]]  # a call sent to the child, and its pool
+_Job = tuple[Child, Future[object]]  # a job sent to a child, and that child
 
 
 class ProcessExtractor:
@@ -78,6 +74,7 @@ class ProcessExtractor:
         max_crashes: int = MAX_CRASHES,
         workers: int | None = None,
         pool_bytes: int = POOL_BYTES,
+        idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         self.workers = _cores() if workers is None else workers
         self.pool_bytes = pool_bytes
@@ -85,10 +82,11 @@ class ProcessExtractor:
         self.batch_bytes = batch_bytes
         self.batch_files = batch_files
         self.max_crashes = max_crashes
+        self.idle_seconds = idle_seconds
         self.crashes = 0  # children that died or could not start
-        self.served = 0  # jobs (calls, batches of files) the child answered
-        self._pool: ProcessPoolExecutor | None = None
-        self._closed = False
+        self.served = 0  # jobs (calls, batches of files) a child answered
+        self.started = 0  # children started (the builds' pools left out)
+        self._child: Child | None = None
         self._warned = False
         self._lock = threading.Lock()
 
@@ -97,7 +95,7 @@ class ProcessExtractor:
     def __call__(self, text: str, language: Language, engine: Engine = "auto") -> FileSymbols:
         if len(text) < self.threshold:
             return extract(text, language, engine)
-        payload = self._run(_extract_text, text, language, engine)
+        payload = cast(Payload | None, self._result(self._submit("text", text, language, engine)))
         return extract(text, language, engine) if payload is None else _rebuild(payload)
 
     def extract_files(
@@ -115,9 +113,9 @@ class ProcessExtractor:
         """(position in `files`, `disk.index_disk_file` of it) for every file, in the order they
         get done. The child reads, hashes and extracts them in batches, big files first; while
         it works, the calling thread does small files (under `threshold`) from the other end
-        instead of waiting. All in the calling thread when the files are small altogether; a
-        pool of `workers` processes instead of the one child when they are `pool_bytes` or
-        more (a cold build), shut down before this returns."""
+        instead of waiting. All in the calling thread when the files are small altogether;
+        `workers` children instead of the one when they are `pool_bytes` or more (a cold
+        build), stopped before this returns."""
         total = sum(size for _, _, size, _ in files)
         if total < self.threshold:
             for position, (path, language, _, expected) in enumerate(files):
@@ -125,23 +123,22 @@ class ProcessExtractor:
             return
         big = deque(n for n, (_, _, size, _) in enumerate(files) if size >= self.threshold)
         small = deque(n for n, (_, _, size, _) in enumerate(files) if size < self.threshold)
-        pending: deque[tuple[list[int], _Job[list[Hashed | None]] | None]] = deque()
-        pool = self._build_pool() if total >= self.pool_bytes else None
-        in_flight = IN_FLIGHT if pool is None else IN_FLIGHT * self.workers
+        pending: deque[tuple[list[int], _Job | None]] = deque()
+        pool = self._build_pool() if total >= self.pool_bytes else []
+        in_flight = IN_FLIGHT * max(1, len(pool))
 
         def here(position: int) -> tuple[int, Indexed | None]:
             path, language, _, expected = files[position]
             return position, index_disk_file(path, language, engine, expected, extract)
 
-        def send(batch: list[int]) -> _Job[list[Hashed | None]] | None:
-            jobs: list[tuple[str, Language, bytes | None]] = [
-                (str(files[n][0]), files[n][1], files[n][3]) for n in batch
-            ]
-            if pool is None:
-                return self._submit(_index_paths, jobs, engine)
+        def send(batch: list[int]) -> _Job | None:
+            jobs: list[PathJob] = [(str(files[n][0]), files[n][1], files[n][3]) for n in batch]
+            if not pool:
+                return self._submit("paths", jobs, engine)
+            child = min(pool, key=lambda c: c.waiting)
             try:
-                return pool, pool.submit(_index_paths, jobs, engine)
-            except Exception:  # the pool broke: the rest is done here
+                return child, child.submit("paths", jobs, engine)
+            except Exception:  # that child ended: this batch is done here
                 return None
 
         try:
@@ -155,7 +152,7 @@ class ProcessExtractor:
                     yield here(small.popleft())
                     continue
                 pending.popleft()
-                results = self._result(job)
+                results = cast(list[Hashed | None] | None, self._result(job))
                 if results is None:
                     yield from map(here, batch)
                 else:
@@ -164,22 +161,24 @@ class ProcessExtractor:
             for _, job in pending:  # the caller stopped early, or an in-thread extraction raised
                 if job is not None:
                     job[1].cancel()
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+            for child in pool:
+                child.stop(wait=False)
+            for child in pool:
+                child.stop()
 
-    def _build_pool(self) -> ProcessPoolExecutor | None:
-        """A pool of `workers` fresh processes for one big batch of files (None: use the one
-        child, or the calling thread)."""
+    def _build_pool(self) -> list[Child]:
+        """`workers` fresh children for one big batch of files (none: use the one child, or
+        the calling thread)."""
         with self._lock:
-            if self.workers < 2 or self._closed or self.crashes >= self.max_crashes:
-                return None
-        try:
-            context = multiprocessing.get_context("spawn")
-            return ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=context, initializer=_child_started
-            )
-        except Exception:
-            return None
+            if self.workers < 2 or self.crashes >= self.max_crashes:
+                return []
+        pool: list[Child] = []
+        for _ in range(self.workers):
+            try:
+                pool.append(Child())
+            except Exception:
+                break
+        return pool
 
     def _batch(self, files: Sequence[DiskJob], big: deque[int], small: deque[int]) -> list[int]:
         """The positions of the child's next batch: big files in order, then small ones from the
@@ -200,56 +199,52 @@ class ProcessExtractor:
     def pid(self) -> int | None:
         """The child's process id, or None while there is none."""
         with self._lock:
-            pool = self._pool
-            processes = None if pool is None else pool._processes  # pyright: ignore[reportPrivateUsage]
-            return next(iter(list(processes or ())), None)
+            child = self._child
+            return None if child is None or child.died is not None else child.pid
 
-    def _run(self, function: Callable[..., _T], *args: object) -> _T | None:
-        """`function(*args)` in the child, or None when that failed (do it here instead)."""
-        return self._result(self._submit(function, *args))
-
-    def _submit(self, function: Callable[..., _T], *args: object) -> _Job[_T] | None:
-        """Send `function(*args)` to the child (started if need be); None when there is none."""
+    def _submit(self, name: str, *args: object) -> _Job | None:
+        """Send a job to the child (started if need be); None when there is none."""
         with self._lock:
-            if self._closed or self.crashes >= self.max_crashes:
+            if self.crashes >= self.max_crashes:
                 return None
-            pool = self._pool
+            child = self._child
             try:
-                if pool is None:
-                    context = multiprocessing.get_context("spawn")
-                    pool = self._pool = ProcessPoolExecutor(
-                        max_workers=1, mp_context=context, initializer=_child_started
-                    )
-                return pool, pool.submit(function, *args)
+                if child is None:
+                    child = self._child = Child()
+                    self.started += 1
+                    threading.Thread(
+                        target=self._stop_when_idle, args=(child,), daemon=True
+                    ).start()
+                return child, child.submit(name, *args)
             except Exception as exc:  # the child could not start, or died already
-                self._failed(pool, exc)
+                self._failed(child, exc)
                 return None
 
-    def _result(self, job: _Job[_T] | None) -> _T | None:
+    def _result(self, job: _Job | None) -> object | None:
         """The job's result, or None when it failed in any way (then redo it here)."""
         if job is None:
             return None
-        pool, future = job
+        child, future = job
         try:
             result = future.result()
-        except BrokenProcessPool as exc:  # the child died
+        except ChildDied as exc:
             with self._lock:
-                self._failed(pool, exc)
+                self._failed(child, exc)
             return None
-        except Exception:  # raised in the child, or cancelled by close()
+        except Exception:  # raised in the child, or cancelled
             return None
         with self._lock:
             self.served += 1
         return result
 
-    def _failed(self, pool: ProcessPoolExecutor | None, exc: Exception) -> None:
+    def _failed(self, child: Child | None, exc: Exception) -> None:
         """Count a dead child once (several calls may see it) and drop it; under the lock."""
-        if pool is not None and pool is not self._pool:
-            return
-        self._pool = None
+        if child is not None and child is not self._child:
+            return  # a build's, or one stopped meanwhile
+        self._child = None
         self.crashes += 1
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        if child is not None:
+            child.stop(wait=False)
         given_up = self.crashes >= self.max_crashes
         if not self._warned or given_up:
             self._warned = True
@@ -264,13 +259,39 @@ class ProcessExtractor:
                 later,
             )
 
-    def close(self) -> None:
-        """Stop the child (waiting for a running extraction); later calls run in-thread."""
+    def _stop_when_idle(self, child: Child) -> None:
+        """A thread per child: stop it `idle_seconds` after its last job."""
+        while True:
+            with self._lock:
+                if self._child is not child:
+                    return
+                left = child.last_used + self.idle_seconds - time.monotonic()
+                if left <= 0 and not child.waiting:
+                    self._child = None
+                    break
+            if child.ended.wait(max(left, 0.01) if left > 0 else min(self.idle_seconds, 1.0)):
+                return  # it died: the next call notices (a crash), or `_failed` did
+        child.stop()
+
+    def release(self) -> bool:
+        """Stop the child now unless it is working (a finished task: its memory goes back);
+        True when none is left. A later call starts a fresh one."""
         with self._lock:
-            self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            child = self._child
+            if child is None:
+                return True
+            if child.died is None and child.waiting:
+                return False
+            self._child = None
+        child.stop()
+        return True
+
+    def close(self) -> None:
+        """Stop the child (it finishes the jobs it was sent). Later calls start a fresh one."""
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None:
+            child.stop()
 
     def __enter__(self) -> ProcessExtractor:
         return self
@@ -314,51 +335,3 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-# ---------------------------------------------------------------------- run in the child
-
-
-def _payload(symbols: FileSymbols) -> Payload:
-    rows = tuple(
-        (d.name, d.kind, d.line, d.end_line, d.container, d.signature) for d in symbols.definitions
-    )
-    return symbols.language, symbols.engine, rows, dict(symbols.identifiers)
-
-
-def _extract_text(text: str, language: Language, engine: Engine) -> Payload:
-    return _payload(extract(text, language, engine))
-
-
-def _index_paths(
-    files: list[tuple[str, Language, bytes | None]], engine: Engine
-) -> list[Hashed | None]:
-    out: list[Hashed | None] = []
-    for path, language, expected in files:
-        result = index_disk_file(Path(path), language, engine, expected, extract)
-        if result is None:
-            out.append(None)
-        else:
-            symbols, found = result
-            out.append((None if symbols is None else _payload(symbols), found))
-    return out
-
-
-def _child_started() -> None:
-    """In the child, before any work: exit with the parent, leave SIGINT and stdio alone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
-
-
-def _exit_with(parent: BaseProcess) -> None:
-    parent.join()  # returns when the parent's end of the spawn pipe closes: it has died
-    os._exit(0)

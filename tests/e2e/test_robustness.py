@@ -14,7 +14,7 @@ from lsprotocol import types as t
 
 from tests.e2e.editor_client import MESSAGE_WAIT, REQUEST_WAIT, editor_session
 from tests.e2e.test_lsp_fix import DIAGNOSTIC, ask_agent_to_fix
-from tests.fakes.openai_server import FakeOpenAIServer, Hang
+from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply
 from tests.scripts import fix_average_script, outcome
 
 
@@ -229,24 +229,39 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def test_big_files_are_parsed_in_a_child_that_ends_with_the_server(
+async def test_big_files_are_parsed_in_a_child_that_ends_with_the_task(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
     """The symbol index parses big files in a child process (a long parse would hold the
-    server's GIL); the child is started by the first task and goes when the server exits."""
+    server's GIL); the child is started by the first task (seen at its first model request,
+    right after the index build: well within the worker's 30 s idle time), gone when the task
+    ends, and nothing else is left (no multiprocessing resource tracker)."""
     (project / "big.py").write_text(
         "".join(f"def function_{i}(value):\n    return value + {i}\n\n" for i in range(3000))
     )
-    fake_openai.script(*fix_average_script())
+    first, *rest = fix_average_script()
+    server: list[int] = []
+    workers: dict[int, str] = {}
+
+    def look(_: dict[str, Any]) -> Reply:
+        workers.update(_children(server[0]))
+        return first
+
+    fake_openai.script(look, *rest)
     client = await RawClient.start(server_env)
+    server.append(client.proc.pid)
     await client.initialize(project)
     assert _children(client.proc.pid) == {}  # idle: no worker yet
     client.fix(2, project / "calc.py", "wrong average")
     assert "taskId" in (await client.response(2))["result"]
 
     await client.notification("window/showMessage", "agent-lsp: completed", MESSAGE_WAIT)
-    workers = {pid: cmd for pid, cmd in _children(client.proc.pid).items() if "spawn" in cmd}
-    assert len(workers) == 1, _children(client.proc.pid)
+    assert [c for c in workers.values() if "agent_lsp.symbols.child" in c] == list(workers.values())
+    assert len(workers) == 1, workers
+    deadline = time.monotonic() + 60
+    while any(_alive(pid) for pid in workers) or _children(client.proc.pid):
+        assert time.monotonic() < deadline, f"left after the task: {_children(client.proc.pid)}"
+        await asyncio.sleep(0.05)
     client.send({"id": 5, "method": "shutdown"})
     assert (await client.response(5)).get("result") is None
     client.send({"method": "exit"})
