@@ -355,6 +355,11 @@ def untrusted_rule(path: tuple[str, ...]) -> _Rule:
     return UNTRUSTED_RULES.get(path, "same")
 
 
+def only_restricts(path: tuple[str, ...], value: Any, mine: Any) -> bool:
+    """Does `value` at `path` keep or restrict `mine` (what an untrusted layer may set)?"""
+    return _keeps(path, value, mine)
+
+
 # Names a sandbox passes only when the user listed them in their own settings.
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE", re.I
