@@ -5,49 +5,31 @@ and logged (`agent_lsp.improve`)."""
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import load_settings
 from agent_lsp.improve import (
-    FileChange,
     ImprovementError,
     ImprovementPatch,
     ProposeImprovementTool,
     apply_improvement,
+    improve_task,
     list_improvements,
     plan,
     revert_improvement,
+    unified_diff,
 )
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
-from agent_lsp.task import Task, TaskKind
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 APPLY, REJECT = "Apply", "Reject"
-INSTRUCTION = """\
-Improve agent-lsp's own setup for this project, as the user asks: {request}
-Read what you need (the project, .agent-lsp/config.toml, docs), then call propose_improvement \
-once with the smallest patch that does it: settings of .agent-lsp/config.toml (dotted \
-camelCase keys), a prompt note (ends the system prompt of every task here) or tool notes (end \
-one tool's description). You edit no file yourself; the user reviews the patch."""
 
 
 def _err(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def diff(changes: list[FileChange]) -> str:
-    """The patch as a unified diff of each file."""
-    out: list[str] = []
-    for change in changes:
-        old = (change.before or "").splitlines(keepends=True)
-        new = (change.after or "").splitlines(keepends=True)
-        before = f"a/{change.path}" if change.before is not None else "/dev/null"
-        out += difflib.unified_diff(old, new, before, f"b/{change.path}")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
 async def improve(
@@ -67,7 +49,7 @@ async def improve(
     session = Session(root, loaded.settings, model)
     channel = TerminalChannel()  # --yes applies the patch; it answers no permission question
     tool = ProposeImprovementTool(loaded.settings)
-    task = Task(kind=TaskKind.IMPROVE, instruction=INSTRUCTION.format(request=request.strip()))
+    task = improve_task(request)
     try:
         outcome = await session.run_task(task, channel, tools=[tool])
     finally:
@@ -94,7 +76,7 @@ async def _review(
     except ImprovementError as exc:
         print(f"■ improvement {exc}", flush=True)
         return EXIT_NOT_DONE
-    print(f"proposed: {patch.summary}\n{diff(changes)}", end="", flush=True)
+    print(f"proposed: {patch.summary}\n{unified_diff(changes)}", end="", flush=True)
     answer = APPLY if yes else await channel.ask("Apply this improvement?", [APPLY, REJECT])
     if answer != APPLY:
         print("■ rejected: nothing changed", flush=True)

@@ -15,6 +15,7 @@ from agent_lsp.improve.apply import (
 )
 from agent_lsp.improve.files import FileChange, ImprovementError
 from agent_lsp.improve.patch import ConfigChange, ImprovementPatch, ToolNote, refusals
+from agent_lsp.improve.task import improve_task, unified_diff
 from agent_lsp.improve.tool import ProposeImprovementTool
 
 __all__ = [
@@ -26,8 +27,10 @@ __all__ = [
     "ProposeImprovementTool",
     "ToolNote",
     "apply_improvement",
+    "improve_task",
     "list_improvements",
     "plan",
     "refusals",
     "revert_improvement",
+    "unified_diff",
 ]

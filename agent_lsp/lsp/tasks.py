@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.heap import release_heap
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
+from agent_lsp.seams import Tool
 from agent_lsp.session import Session
 from agent_lsp.task import Task
 
@@ -48,6 +49,7 @@ async def _run_task(
     resume: bool,
     hint: str | None = None,
     continues: str | None = None,
+    tools: Sequence[Tool] = (),
 ) -> TaskOutcome:
     """On the agent loop: the first time, load the model client (the `openai` import) and build
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
@@ -57,7 +59,9 @@ async def _run_task(
             await asyncio.to_thread(lambda: session.model)
             await asyncio.to_thread(session.symbols.refresh)
         settle_heap()
-    return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
+    return await session.run_task(
+        task, channel, resume=resume, hint=hint, task_id=continues, tools=tools
+    )
 
 
 class TaskManager:
@@ -102,10 +106,12 @@ class TaskManager:
         hint: str | None = None,
         continues: str | None = None,
         task_id: str | None = None,
+        tools: Sequence[Tool] = (),
     ) -> str:
         """Start `task` in the background. `proposals` turns its edits into proposals (review
         mode, suggestions); `quiet` logs the outcome instead of showing it; `hint` continues
-        the stopped task `continues` (a checkpoint id) under `task_id`."""
+        the stopped task `continues` (a checkpoint id) under `task_id`; `tools`: this task's
+        own besides the session's (improve: propose_improvement)."""
         if self.running is not None:
             raise TaskBusyError(
                 f"an agent task is already running ({self.running[0]}); cancel it first"
@@ -115,7 +121,9 @@ class TaskManager:
         task_id = task_id or uuid.uuid4().hex[:8]
         self.outcomes.pop(task_id, None)  # a continued task is reported again when it ends
         stopping = self._stopping if self._stopping and not self._stopping.done() else None
-        run = self._run(task_id, task, session, proposals, quiet, resume, stopping, hint, continues)
+        run = self._run(
+            task_id, task, session, proposals, quiet, resume, stopping, hint, continues, tools
+        )
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
@@ -169,6 +177,7 @@ class TaskManager:
         stopping: asyncio.Task[None] | None = None,
         hint: str | None = None,
         continues: str | None = None,
+        tools: Sequence[Tool] = (),
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         self.tokens[task_id] = token
@@ -186,7 +195,7 @@ class TaskManager:
             if stopping is not None:
                 log.info("task %s waits for the cancelled task to stop", task_id)
                 await asyncio.wait([stopping])
-            job = _run_task(session, task, remote, resume, hint, continues)
+            job = _run_task(session, task, remote, resume, hint, continues, tools)
             outcome = await self.worker.run(job)
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
