@@ -94,6 +94,9 @@ async def apply_improvement(
     except ImprovementError as exc:
         raise ImprovementError(f"rolled back, nothing changed: {exc}") from exc
     layout = Layout(root)
+    moved = [c.path for c in changes if read_current(layout, root / c.path) != c.before]
+    if moved:  # changed while the tests ran: the check was of another state
+        raise ImprovementError(f"not applied: {', '.join(moved)} changed meanwhile; try again")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     record = Improvement(
         id=f"{stamp}-{secrets.token_hex(2)}",

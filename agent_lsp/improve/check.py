@@ -96,12 +96,18 @@ def _settings(
     user_config: Path | None,
     environ: Mapping[str, str] | None,
 ) -> Settings:
-    loaded = load_settings(copy, environ=environ, user_config=user_config, trusted=trusted)
-    ours = str(copy / ".agent-lsp" / "config.toml")
-    problems = [w.replace(ours, ".agent-lsp/config.toml") for w in loaded.warnings if ours in w]
+    def project_warnings(folder: Path) -> tuple[Settings, list[str]]:
+        loaded = load_settings(folder, environ=environ, user_config=user_config, trusted=trusted)
+        ours = str(folder / ".agent-lsp" / "config.toml")
+        found = [w.replace(ours, ".agent-lsp/config.toml") for w in loaded.warnings if ours in w]
+        return loaded.settings, found
+
+    _, earlier = project_warnings(root)  # what the file already had is not this change's
+    settings, warnings = project_warnings(copy)
+    problems = [w for w in warnings if w not in earlier]
     if problems:
         raise ImprovementError("the settings do not load as written: " + "; ".join(problems))
-    now: Any = loaded.settings.model_dump(mode="json", by_alias=True)
+    now: Any = settings.model_dump(mode="json", by_alias=True)
     for change in patch.config:
         node = now
         for part in key_path(change.key):
@@ -111,7 +117,7 @@ def _settings(
                 f"{change.key} = {change.value!r} is not in effect after a reload (it is "
                 f"{node!r}: another source of settings overrides it)"
             )
-    return loaded.settings
+    return settings
 
 
 def _notes(copy: Path, patch: ImprovementPatch, trusted: bool) -> None:

@@ -218,3 +218,13 @@ async def test_revert_restores_one_change_only_while_its_after_state_holds(
     revert_improvement(configured, second.id)
     after = snapshot(configured)
     assert {k: v for k, v in after.items() if "/improvements/" not in k} == original
+
+
+async def test_a_problem_the_file_already_had_does_not_block_a_change(
+    configured: Path, user_config: Path
+) -> None:
+    config = configured / ".agent-lsp" / "config.toml"
+    config.write_text(CONFIG + "maxStep = 3\n")  # a typo of the user's, warned about already
+    record = await apply(configured, user_config, patch(config=[{"key": "maxSteps", "value": 30}]))
+    assert "maxSteps = 30\n" in config.read_text() and "maxStep = 3\n" in config.read_text()
+    assert record.checked == ["settings reload and validate", "tool schemas build with the notes"]
