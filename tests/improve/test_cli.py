@@ -71,6 +71,8 @@ def test_an_improvement_is_applied_checked_and_in_effect_in_the_next_task(
     ident = out.split("■ applied ", 1)[1].split(":", 1)[0]
     assert f"revert: agent-lsp improve --revert {ident}" in out
     assert (project / ".agent-lsp" / "prompt-notes.md").read_text() == NOTE + "\n"
+    task_file = (project / ".agent-lsp" / "state" / "task" / "current-task.md").read_text()
+    assert "- a patch proposed with propose_improvement (the user reviews it)" in task_file
     assert (
         (project / ".agent-lsp" / "tool-notes.toml")
         .read_text()

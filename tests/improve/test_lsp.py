@@ -58,6 +58,8 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         assert [a.title for a in first.actions or []] == ["Apply", "Show diff", "Reject"]
         assert any(f"+{NOTE}" in m.message for m in client.messages)  # the diff, shown
         assert notes.read_text() == NOTE + "\n"
+        ended = await client.wait_for_message("agent-lsp: completed")
+        assert "no test runner" not in ended.message and "unverified" not in ended.message
 
         listed = await execute(client, "agentLsp.improveList")
         [record] = listed["improvements"]
