@@ -65,7 +65,7 @@ class Improvements:
 
         def done() -> None:
             outcome = state.tasks.outcomes.get(holder.get("id", ""))
-            state.background(self._review(session, request, tool, outcome and outcome.summary))
+            state.background(self._review(session, request, tool, outcome and outcome.summary, uri))
 
         try:
             task_id = state.tasks.start(improve_task(request), session, tools=[tool], on_done=done)
@@ -75,7 +75,12 @@ class Improvements:
         return {"taskId": task_id}
 
     async def _review(
-        self, session: Session, request: str, tool: ProposeImprovementTool, why: str | None
+        self,
+        session: Session,
+        request: str,
+        tool: ProposeImprovementTool,
+        why: str | None,
+        uri: str | None,
     ) -> None:
         patch = tool.proposed
         if patch is None:
@@ -94,6 +99,7 @@ class Improvements:
             settings.edit_timeout,
             lambda _: None,
             questions=self.state.questions,
+            focus_uri=uri,  # without showMessageRequest: a question diagnostic there
             ask_timeout=settings.ask_timeout,
         )
         question = f"agent-lsp proposes: {patch.summary} ({', '.join(c.path for c in changes)})"
