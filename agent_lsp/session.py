@@ -24,6 +24,7 @@ from agent_lsp.loop.done import (
 )
 from agent_lsp.loop.hooks import Limits
 from agent_lsp.loop.outputs import OutputKeeper
+from agent_lsp.loop.prompt import with_notes
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import Verifier, new_shadow_dir
 from agent_lsp.memory import (
@@ -35,6 +36,7 @@ from agent_lsp.memory import (
 )
 from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.memory.conflicts import ConflictCheck
+from agent_lsp.memory.notes import ProjectNotes, read_notes
 from agent_lsp.memory.task import TaskMemory, record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.project.diagnostics import DiagnosticStore
@@ -71,6 +73,7 @@ from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.symbols import FindSymbolTool
 
 REPO_MAP_TOKENS = 500
+READ_ONLY_KINDS = (TaskKind.EXPLAIN, TaskKind.IMPROVE)  # answer or propose, edit nothing
 CONTINUE = "Go on with the task."  # a continue without words
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
@@ -316,18 +319,25 @@ class Session:
         repo: str = "",
         read_only: bool = False,
         control: TaskControl | None = None,
+        extra: Sequence[Tool] = (),
+        notes: ProjectNotes | None = None,
     ) -> Agent:
         """An agent for one task; `read_only` (explain) gets only the tools that change nothing
-        and is done when it answers; `control` lets the user steer it and it ask the user."""
+        and is done when it answers; `control` lets the user steer it and it ask the user;
+        `extra` tools of this task only (improve: propose_improvement); `notes`, the project's
+        (default: read now), end the system prompt and the tool descriptions."""
         workspace = Workspace(self.root, channel, self.gate(channel))
         tools = self.tools(workspace, channel, control)
         if read_only:
             tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
+        tools += guard_tools(list(extra), workspace.policy)
+        notes = notes if notes is not None else read_notes(self.root, self.safety.trusted)
         toolbox = ToolBox(
             tools,
             timeout=self.settings.tool_timeout,
             slow_timeout=max(self.settings.tests.timeout, 600) + 30,
             keeper=OutputKeeper(self.root),
+            notes=notes.tools,
         )
         limits = Limits(
             max_steps=self.settings.max_steps,
@@ -335,6 +345,7 @@ class Session:
             context_window=self.settings.model.context_window,
         )
         verifier = None if read_only else self.verifier
+        profile = with_notes(profile, notes.prompt)
         agent = Agent(
             self.model, toolbox, workspace, channel, verifier, profile, limits, repo, None, control
         )
@@ -364,6 +375,7 @@ class Session:
         resume: bool = False,
         hint: str | None = None,
         task_id: str | None = None,
+        tools: Sequence[Tool] = (),
     ) -> TaskOutcome:
         """Run `task`; with `resume`, continue the interrupted task instead (see
         `pending_resume`), from its last checkpoint; with `hint`, continue the stopped task
@@ -381,16 +393,19 @@ class Session:
         await self.tell_safety(channel)
         await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
         control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
-        agent = self.make_agent(channel, "", "", task.kind is TaskKind.EXPLAIN, control)
+        notes = await asyncio.to_thread(read_notes, self.root, self.safety.trusted)
+        for warning in notes.warnings:
+            await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=warning))
+        read_only = task.kind in READ_ONLY_KINDS
+        agent = self.make_agent(channel, "", "", read_only, control, tools, notes)
         agent.model = await asyncio.to_thread(self.routed, route_of(task))
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value),
             summarise=self.settings.compaction.summarise,
         )
-        agent.profile, agent.repo_map, memory = await self._prepare(
-            task, channel, agent, checkpoint
-        )
+        profile, agent.repo_map, memory = await self._prepare(task, channel, agent, checkpoint)
+        agent.profile = with_notes(profile, notes.prompt)
         agent.hooks = memory
         self._watch(control, memory.checkpoint, fresh=checkpoint is None)
         if checkpoint is None:

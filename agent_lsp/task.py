@@ -11,6 +11,7 @@ class TaskKind(StrEnum):
     FIX = "fix"
     TASK = "task"
     EXPLAIN = "explain"  # answer in words, read-only tools, nothing edited
+    IMPROVE = "improve"  # propose a change to the agent's own setup, read-only tools
 
 
 class DiagnosticInfo(BaseModel):

@@ -126,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     undo.add_argument("--task", help="the task id (default: the latest with changes)")
     undo.add_argument("--force", action="store_true", help="overwrite later changes")
 
+    improve = sub.add_parser(
+        "improve",
+        help="let the agent propose a change to its own setup for this project (settings, "
+        "prompt and tool notes); shown before it is applied, logged, revertible",
+        epilog="exit codes: 0 applied (or listed, reverted); 1 none proposed, rejected, "
+        "refused or rolled back by its self-check; 2 bad input.",
+    )
+    improve.add_argument("request", nargs="?", help="what to improve, in plain words")
+    _project_args(improve)
+    improve.add_argument("--yes", action="store_true", help="apply without asking")
+    improve.add_argument("--list", action="store_true", help="list the logged improvements")
+    improve.add_argument("--revert", metavar="ID", help="revert one improvement")
+
     trust = sub.add_parser(
         "trust", help="trust this workspace's .agent-lsp/config.toml and policy.toml allow rules"
     )
@@ -321,9 +334,25 @@ def _main(argv: list[str]) -> int:
     if args.command == "undo":
         steps = None if args.all else args.steps
         return asyncio.run(memory_commands.undo(args.root, steps, args.task, args.force))
+    if args.command == "improve":
+        return _improve(args)
     if args.command == "trust":
         return _trust(args.root, remove=args.remove, listing=args.list)
     return EXIT_USAGE
+
+
+def _improve(args: argparse.Namespace) -> int:
+    from agent_lsp.cli import improve
+
+    given = [bool(args.request), bool(args.list), args.revert is not None]
+    if sum(given) != 1:
+        print("agent-lsp improve: give a request, --list or --revert ID (one)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.list:
+        return improve.show_list(args.root)
+    if args.revert is not None:
+        return improve.revert(args.root, args.revert)
+    return asyncio.run(improve.improve(args.root, args.request, yes=args.yes))
 
 
 def _trust(root: Path, *, remove: bool, listing: bool) -> int:

@@ -170,3 +170,8 @@ def confine(
             "pass it)"
             for n in secret
         )
+
+
+def only_restricts(path: tuple[str, ...], value: Any, mine: Any) -> bool:
+    """Does `value` at `path` keep or restrict `mine` (what an untrusted layer may set)?"""
+    return keeps(path, value, mine)

@@ -132,6 +132,8 @@ def definition_of_done(task: Task, verifier: Verifier | None, check_by: str) -> 
     lines: list[str] = []
     if task.kind is TaskKind.EXPLAIN:
         return "- an answer in words; nothing edited"
+    if task.kind is TaskKind.IMPROVE:
+        return "- a patch proposed with propose_improvement (the user reviews it); nothing edited"
     if verifier is None or verifier.adapter is None:
         lines.append("- tests: none (no test runner found): the result cannot be verified")
     else:

@@ -38,6 +38,15 @@ def state_block(context: str) -> str:
     return f"{STATE_OPEN}\n{context.strip()}\n{STATE_CLOSE}\n"
 
 
+NOTES_HEADING = "Notes for this project (.agent-lsp/prompt-notes.md):"
+
+
+def with_notes(profile: str, notes: str) -> str:
+    """The project profile followed by the project's prompt notes (the end of the system
+    prompt), when there are any."""
+    return f"{profile}\n\n{NOTES_HEADING}\n{notes.strip()}" if notes.strip() else profile
+
+
 def system_prompt(root: object, profile: str, context: str = "") -> str:
     """The system prompt; `context`, the starting context rebuilt from .agent-lsp/ state, goes
     first (an agent reads state at the top; placed last it was ignored half the time)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.outputs import OutputKeeper
@@ -41,6 +41,31 @@ def compact_schema(node: Any) -> Any:
     return out
 
 
+NOTE_PREFIX = "Note for this project: "
+
+
+class Described(Protocol):
+    """What the model sees of a tool (a `seams.Tool`, or a tool class)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def args_model(self) -> type[BaseModel]: ...
+
+
+def tool_spec(tool: Described, note: str = "") -> ToolSpec:
+    """What the model sees of `tool`; `note` (the project's, .agent-lsp/tool-notes.toml)
+    ends its description."""
+    description = f"{tool.description}\n{NOTE_PREFIX}{note}" if note else tool.description
+    return ToolSpec(
+        name=tool.name,
+        description=description,
+        parameters=compact_schema(tool.args_model.model_json_schema()),
+    )
+
+
 class ToolBox:
     def __init__(
         self,
@@ -48,24 +73,19 @@ class ToolBox:
         timeout: float,
         slow_timeout: float,
         keeper: OutputKeeper | None = None,
+        notes: Mapping[str, str] | None = None,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.timeout = timeout
         self.slow_timeout = slow_timeout
         self.keeper = keeper
+        self.notes = dict(notes or {})  # tool name -> the project's note for it
         self._specs: list[ToolSpec] | None = None
 
     def specs(self) -> list[ToolSpec]:
         """What the model sees of every tool (built once: the schemas do not change)."""
         if self._specs is None:
-            self._specs = [
-                ToolSpec(
-                    name=t.name,
-                    description=t.description,
-                    parameters=compact_schema(t.args_model.model_json_schema()),
-                )
-                for t in self.tools.values()
-            ]
+            self._specs = [tool_spec(t, self.notes.get(t.name, "")) for t in self.tools.values()]
         return self._specs
 
     async def call(self, call: ToolCall) -> ToolResult:

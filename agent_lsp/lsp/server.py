@@ -255,6 +255,20 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
             str(task_id) if task_id else None, hint, _uri(given)
         )
 
+    @server.command("agentLsp.improve")
+    def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        given = _first_dict(args)
+        return ls.state.improvements.start(str(given.get("request", "")), _uri(given))
+
+    @server.command("agentLsp.improveList")
+    def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return ls.state.improvements.listing(_uri(_first_dict(args)))
+
+    @server.command("agentLsp.improveRevert")
+    def improve_revert(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        given = _first_dict(args)
+        return ls.state.improvements.revert(str(given.get("id", "")), _uri(given))
+
     @server.command(STEER)
     def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         return ls.state.control.steer(str(_first_dict(args).get("note", "")))

@@ -19,6 +19,7 @@ from agent_lsp.errors import AgentLspError, EditRejectedError
 from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.convert import diagnostic_info, resolved_path, uri_to_path
+from agent_lsp.lsp.improve import Improvements
 from agent_lsp.lsp.lintruns import LintRuns
 from agent_lsp.lsp.proposals import ProposalStore
 from agent_lsp.lsp.publisher import AgentDiagnostics
@@ -72,6 +73,7 @@ class AgentState:
         self._jobs: set[asyncio.Task[None]] = set()
         self.lints = LintRuns(server, self.publisher, self.tasks.worker)
         self.control = UserControl(self)  # continue, steer, AGENT: lines
+        self.improvements = Improvements(self)  # agentLsp.improve, improveList, improveRevert
 
     @property
     def session(self) -> Session:

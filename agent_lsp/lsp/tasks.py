@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.heap import release_heap
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
+from agent_lsp.seams import Tool
 from agent_lsp.session import Session
 from agent_lsp.task import Task
 
@@ -49,6 +50,7 @@ async def _run_task(
     hint: str | None = None,
     continues: str | None = None,
     team: bool = False,
+    tools: Sequence[Tool] = (),
 ) -> TaskOutcome:
     """On the agent loop: the first time, load the model client (the `openai` import) and build
     the symbol index (one object per definition: ~72,000 for the CPython stdlib) off the loop,
@@ -62,7 +64,9 @@ async def _run_task(
         from agent_lsp.team import Orchestrator
 
         return (await Orchestrator(session, channel).run(task.instruction)).as_task_outcome()
-    return await session.run_task(task, channel, resume=resume, hint=hint, task_id=continues)
+    return await session.run_task(
+        task, channel, resume=resume, hint=hint, task_id=continues, tools=tools
+    )
 
 
 class TaskManager:
@@ -108,10 +112,12 @@ class TaskManager:
         continues: str | None = None,
         task_id: str | None = None,
         team: bool = False,
+        tools: Sequence[Tool] = (),
     ) -> str:
         """Start `task` in the background. `proposals` turns its edits into proposals (review
         mode, suggestions); `quiet` logs the outcome instead of showing it; `hint` continues
-        the stopped task `continues` (a checkpoint id) under `task_id`; `team`: team mode."""
+        the stopped task `continues` (a checkpoint id) under `task_id`; `team`: team mode;
+        `tools`: this task's own besides the session's (improve: propose_improvement)."""
         if self.running is not None:
             raise TaskBusyError(
                 f"an agent task is already running ({self.running[0]}); cancel it first"
@@ -122,7 +128,7 @@ class TaskManager:
         self.outcomes.pop(task_id, None)  # a continued task is reported again when it ends
         stopping = self._stopping if self._stopping and not self._stopping.done() else None
         run = self._run(
-            task_id, task, session, proposals, quiet, resume, stopping, hint, continues, team
+            task_id, task, session, proposals, quiet, resume, stopping, hint, continues, team, tools
         )
         job = asyncio.get_running_loop().create_task(run)
         if on_done is not None:
@@ -178,6 +184,7 @@ class TaskManager:
         hint: str | None = None,
         continues: str | None = None,
         team: bool = False,
+        tools: Sequence[Tool] = (),
     ) -> None:
         token = None if quiet else await self._begin_progress(task, task_id)
         self.tokens[task_id] = token
@@ -195,7 +202,7 @@ class TaskManager:
             if stopping is not None:
                 log.info("task %s waits for the cancelled task to stop", task_id)
                 await asyncio.wait([stopping])
-            job = _run_task(session, task, remote, resume, hint, continues, team)
+            job = _run_task(session, task, remote, resume, hint, continues, team, tools)
             outcome = await self.worker.run(job)
         except asyncio.CancelledError:
             outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")

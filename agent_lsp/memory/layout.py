@@ -24,6 +24,7 @@ IGNORED = (
     "memory/index.sqlite*",
     "proposals/",
     "cache/",
+    "improvements/",
 )
 SESSION_KEEP_SECONDS = 14 * 24 * 3600
 
@@ -79,6 +80,26 @@ class Layout:
     @property
     def index(self) -> Path:
         return self.memory / "index.sqlite"
+
+    @property
+    def config(self) -> Path:
+        """The project's settings (`agent_lsp.config.settings.PROJECT_CONFIG`)."""
+        return self.base / "config.toml"
+
+    @property
+    def prompt_notes(self) -> Path:
+        """Notes appended to the system prompt of every task here (trusted workspaces)."""
+        return self.base / "prompt-notes.md"
+
+    @property
+    def tool_notes(self) -> Path:
+        """`tool-name = "note"` lines: each note appended to that tool's description."""
+        return self.base / "tool-notes.toml"
+
+    @property
+    def improvements(self) -> Path:
+        """The log of `agent-lsp improve`: one JSON file per change (local, not shared)."""
+        return self.base / "improvements"
 
     @property
     def logs(self) -> Path:

@@ -1,0 +1,119 @@
+"""The files an improvement changes, before and after: `.agent-lsp/config.toml` (rewritten
+with camelCase keys; comments in it are not kept, its before-state is in the log),
+`prompt-notes.md` (appended to) and `tool-notes.toml` (one `tool = "note"` line per tool)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import BaseModel
+
+from agent_lsp.config.settings import read_toml
+from agent_lsp.errors import AgentLspError
+from agent_lsp.improve.patch import ImprovementPatch, key_path
+from agent_lsp.memory.layout import Layout
+from agent_lsp.memory.notes import NotesError, parse_tool_notes
+from agent_lsp.safety.reads import Refused
+
+__all__ = ["FileChange", "ImprovementError", "read_current", "render"]
+
+CONFIG_HEAD = "# agent-lsp project settings (docs/configuration.md); edited by agent-lsp improve\n"
+NOTES_HEAD = "# Notes appended to a tool's description in this project (agent-lsp improve)\n"
+
+
+class ImprovementError(AgentLspError):
+    """An improvement refused or rolled back; the message says why."""
+
+
+class FileChange(BaseModel):
+    path: str  # relative to the project root
+    before: str | None  # None: the file did not exist
+    after: str | None
+
+
+def read_current(layout: Layout, path: Path) -> str | None:
+    try:
+        return layout.reads.read_bytes(path, "").decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise ImprovementError(f"{layout.rel(path)} is not UTF-8 text; fix it first") from exc
+    except Refused as exc:
+        raise ImprovementError(f"{layout.rel(path)}: {exc.reason}") from exc
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in cast("list[object]", value)) + "]"
+    return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string
+
+
+def dump_toml(data: dict[str, Any], at: tuple[str, ...] = ()) -> str:
+    """A settings table as TOML: its values, then each sub-table as `[a.b]`."""
+    lines = [f"{k} = {_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    text = ""
+    if lines and at:
+        text += f"\n[{'.'.join(at)}]\n"
+    text += "".join(f"{line}\n" for line in lines)
+    for key, sub in data.items():
+        if isinstance(sub, dict):
+            text += dump_toml(cast("dict[str, Any]", sub), (*at, key))
+    return text
+
+
+def _config_after(path: Path, patch: ImprovementPatch) -> dict[str, Any]:
+    try:
+        data = read_toml(path)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ImprovementError(
+            f".agent-lsp/config.toml cannot be read ({exc}); fix it first"
+        ) from exc
+    for change in patch.config:
+        keys = key_path(change.key)
+        node = data
+        for part in keys[:-1]:
+            node = node.setdefault(part, {})
+        if change.value is None:
+            node.pop(keys[-1], None)
+        else:
+            node[keys[-1]] = change.value
+    return data
+
+
+def render(root: Path, patch: ImprovementPatch) -> list[FileChange]:
+    """The files `patch` changes (only those that change), their text before and after."""
+    layout = Layout(root)
+    out: list[FileChange] = []
+    if patch.config:
+        before = read_current(layout, layout.config)
+        after = CONFIG_HEAD + "\n" + dump_toml(_config_after(layout.config, patch)).lstrip("\n")
+        out.append(FileChange(path=layout.rel(layout.config), before=before, after=after))
+    if patch.prompt_note.strip():
+        before = read_current(layout, layout.prompt_notes)
+        head = before or ""
+        head += "\n" if head and not head.endswith("\n") else ""
+        after = head + patch.prompt_note.strip() + "\n"
+        out.append(FileChange(path=layout.rel(layout.prompt_notes), before=before, after=after))
+    if patch.tool_notes:
+        before = read_current(layout, layout.tool_notes)
+        try:
+            notes = parse_tool_notes(before or "")
+        except NotesError as exc:
+            raise ImprovementError(f"{exc}; fix it first") from exc
+        for note in patch.tool_notes:
+            if note.note.strip():
+                notes[note.tool] = note.note.strip()
+            else:
+                notes.pop(note.tool, None)
+        lines = "".join(f"{name} = {_value(text)}\n" for name, text in sorted(notes.items()))
+        out.append(
+            FileChange(path=layout.rel(layout.tool_notes), before=before, after=NOTES_HEAD + lines)
+        )
+    return [change for change in out if change.after != change.before]

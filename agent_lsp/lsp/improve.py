@@ -1,0 +1,151 @@
+"""`agentLsp.improve` ({request, uri?}): a task of kind improve, then the proposed patch offered
+with `window/showMessageRequest` (Apply / Show diff / Reject; no answer is a reject), applied
+(self-checked, logged) and the session's settings reloaded for the next task.
+`agentLsp.improveList` and `agentLsp.improveRevert` ({id}) are `agent-lsp improve --list` and
+`--revert ID`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lsprotocol import types as t
+
+from agent_lsp.config.settings import load_settings
+from agent_lsp.errors import AgentLspError
+from agent_lsp.improve import (
+    ImprovementError,
+    ProposeImprovementTool,
+    apply_improvement,
+    improve_task,
+    list_improvements,
+    plan,
+    revert_improvement,
+    unified_diff,
+)
+from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.session import Session
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from pygls.lsp.server import LanguageServer
+
+    from agent_lsp.lsp.questions import Questions
+    from agent_lsp.lsp.tasks import TaskManager
+
+
+class Host(Protocol):
+    """What the commands need of the agent state (`agent_lsp.lsp.state.AgentState`)."""
+
+    server: LanguageServer
+    tasks: TaskManager
+    questions: Questions
+    options: dict[str, Any] | None
+    updates: dict[str, Any] | None
+
+    def session_for(self, uri: str | None) -> Session: ...
+    def background(self, job: Coroutine[Any, Any, None]) -> None: ...
+
+
+APPLY, SHOW, REJECT = "Apply", "Show diff", "Reject"
+
+
+class Improvements:
+    def __init__(self, state: Host) -> None:
+        self.state = state
+
+    def start(self, request: str, uri: str | None) -> dict[str, str]:
+        if not request.strip():
+            return {"error": 'agentLsp.improve needs {"request": "..."}'}
+        state = self.state
+        session = state.session_for(uri)
+        tool = ProposeImprovementTool(session.settings)
+        holder: dict[str, str] = {}
+
+        def done() -> None:
+            outcome = state.tasks.outcomes.get(holder.get("id", ""))
+            state.background(self._review(session, request, tool, outcome and outcome.summary, uri))
+
+        try:
+            task_id = state.tasks.start(improve_task(request), session, tools=[tool], on_done=done)
+        except AgentLspError as exc:
+            return self._tell(t.MessageType.Warning, str(exc))
+        holder["id"] = task_id
+        return {"taskId": task_id}
+
+    async def _review(
+        self,
+        session: Session,
+        request: str,
+        tool: ProposeImprovementTool,
+        why: str | None,
+        uri: str | None,
+    ) -> None:
+        patch = tool.proposed
+        if patch is None:
+            self._tell(t.MessageType.Warning, f"no improvement proposed: {why or 'no answer'}")
+            return
+        loaded = await asyncio.to_thread(self._load, session)
+        try:
+            changes = plan(session.root, patch, loaded.settings)
+        except ImprovementError as exc:
+            self._tell(t.MessageType.Warning, f"improvement {exc}")
+            return
+        diff = unified_diff(changes)
+        settings = session.settings
+        channel = LspEditorChannel(
+            self.state.server,
+            settings.edit_timeout,
+            lambda _: None,
+            questions=self.state.questions,
+            focus_uri=uri,  # without showMessageRequest: a question diagnostic there
+            ask_timeout=settings.ask_timeout,
+        )
+        question = f"agent-lsp proposes: {patch.summary} ({', '.join(c.path for c in changes)})"
+        answer = await channel.ask(question, [APPLY, SHOW, REJECT])
+        while answer == SHOW:
+            self.state.server.window_log_message(
+                t.LogMessageParams(type=t.MessageType.Info, message=diff)
+            )
+            self._tell(t.MessageType.Info, diff[:2000])
+            answer = await channel.ask(question, [APPLY, REJECT])
+        if answer != APPLY:
+            self._tell(t.MessageType.Info, "improvement rejected: nothing changed")
+            return
+        job = apply_improvement(
+            session.root, patch, request, loaded.settings, trusted=loaded.trusted
+        )
+        try:
+            record = await self.state.tasks.worker.run(job)  # the dry run: on the agent loop
+        except ImprovementError as exc:
+            self._tell(t.MessageType.Warning, f"improvement {exc}")
+            return
+        session.update_settings((await asyncio.to_thread(self._load, session)).settings)
+        self._tell(
+            t.MessageType.Info,
+            f"improvement {record.id} applied: {patch.summary} (checked: "
+            f"{'; '.join(record.checked)})",
+        )
+
+    def _load(self, session: Session) -> Any:
+        return load_settings(session.root, self.state.options, editor_updates=self.state.updates)
+
+    def listing(self, uri: str | None) -> dict[str, Any]:
+        records = list_improvements(self.state.session_for(uri).root)
+        return {"improvements": [r.model_dump(mode="json") for r in records]}
+
+    def revert(self, ident: str, uri: str | None) -> dict[str, Any]:
+        session = self.state.session_for(uri)
+        try:
+            record = revert_improvement(session.root, ident)
+        except ImprovementError as exc:
+            return self._tell(t.MessageType.Warning, str(exc))
+        session.update_settings(self._load(session).settings)
+        return self._tell(t.MessageType.Info, f"improvement {record.id} reverted")
+
+    def _tell(self, kind: t.MessageType, message: str) -> dict[str, Any]:
+        self.state.server.window_show_message(
+            t.ShowMessageParams(type=kind, message=f"agent-lsp: {message}")
+        )
+        return {"message": message} if kind != t.MessageType.Warning else {"error": message}
