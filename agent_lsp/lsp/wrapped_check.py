@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the proxy starts before the agent loads: its modules come w
 Json = dict[str, Any]
 OWN_ID = "agent-lsp/check/"  # id prefix of the proxy's own requests to the wrapped server
 WAIT = 20.0  # seconds the wrapped server gets to answer (a hang guard, not a timing)
+BUFFER_GRACE = 2.0  # seconds for the fix to be in the editor's buffer
 POLL = 0.05
 
 
@@ -180,8 +181,12 @@ class WrappedCheck:
         """On the proxy's loop: ("gone"|"present"|"unchecked", the line or the reason)."""
         name, loop = self.server.name, asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
+        # The channel waited for the editor's didChange of every applied edit, so a fix that
+        # landed is in the buffer already; one that is not after a short grace is a proposal
+        # (review mode, a background suggestion) the editor does not hold yet.
+        in_buffer_by = loop.time() + min(BUFFER_GRACE, self.timeout)
         while (doc := self.document(path)) is None or doc[1] != expected:
-            if loop.time() > deadline:
+            if loop.time() > in_buffer_by:
                 where = "is not open in the editor" if doc is None else "is not in its buffer"
                 return "unchecked", f"the fix {where}, so {name} has not seen it"
             await asyncio.sleep(POLL)  # the editor's didChange of the fix is on its way
