@@ -29,22 +29,7 @@ from agent_lsp.memory.notes import MAX_NOTE_CHARS, NotesError, parse_tool_notes
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
-from agent_lsp.tools import (
-    EditFileTool,
-    GetDiagnosticsTool,
-    GitDiffTool,
-    GitStatusTool,
-    ListFilesTool,
-    ReadFileTool,
-    RememberTool,
-    RunCommandTool,
-    RunTestsTool,
-    SearchTextTool,
-    UpdateTaskTool,
-    WriteFileTool,
-)
-from agent_lsp.tools.ask import AskUserTool
-from agent_lsp.tools.symbols import FindSymbolTool
+from agent_lsp.tools import CONTRACT_TOOLS
 
 __all__ = ["TOOLS", "self_check"]
 
@@ -56,23 +41,7 @@ class _Named:
     args_model: type[BaseModel]
 
 
-_CLASSES = (
-    ReadFileTool,
-    ListFilesTool,
-    SearchTextTool,
-    FindSymbolTool,
-    EditFileTool,
-    WriteFileTool,
-    RunTestsTool,
-    RunCommandTool,
-    GitStatusTool,
-    GitDiffTool,
-    GetDiagnosticsTool,
-    RememberTool,
-    UpdateTaskTool,
-    AskUserTool,
-    ProposeImprovementTool,
-)
+_CLASSES = (*CONTRACT_TOOLS, ProposeImprovementTool)
 TOOLS: tuple[Described, ...] = tuple(_Named(c.name, c.description, c.args_model) for c in _CLASSES)
 _FILES = ("config.toml", "prompt-notes.md", "tool-notes.toml")
 

@@ -6,6 +6,7 @@ May import: `agent_lsp.loop` (verification, the task's control), `agent_lsp.memo
 root modules and `adapters`.
 """
 
+from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.commands import RunCommandTool
 from agent_lsp.tools.create import WriteFileTool
 from agent_lsp.tools.diagnostics import GetDiagnosticsTool
@@ -13,10 +14,32 @@ from agent_lsp.tools.files import EditFileTool, ReadFileTool
 from agent_lsp.tools.git import GitDiffTool, GitStatusTool
 from agent_lsp.tools.notes import RememberTool, UpdateTaskTool
 from agent_lsp.tools.search import ListFilesTool, SearchTextTool
+from agent_lsp.tools.symbols import FindSymbolTool
 from agent_lsp.tools.testing import RunTestsTool
 
+# Every tool of the contract, in the order the model sees them (the session builds them so).
+CONTRACT_TOOLS = (
+    ReadFileTool,
+    ListFilesTool,
+    SearchTextTool,
+    FindSymbolTool,
+    EditFileTool,
+    WriteFileTool,
+    RunTestsTool,
+    RunCommandTool,
+    GitStatusTool,
+    GitDiffTool,
+    GetDiagnosticsTool,
+    RememberTool,
+    UpdateTaskTool,
+    AskUserTool,
+)
+
 __all__ = [
+    "CONTRACT_TOOLS",
+    "AskUserTool",
     "EditFileTool",
+    "FindSymbolTool",
     "GetDiagnosticsTool",
     "GitDiffTool",
     "GitStatusTool",
