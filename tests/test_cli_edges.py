@@ -120,6 +120,25 @@ def test_an_unexpected_error_is_one_line_naming_the_trace_file(
     assert trace.is_file() and "Traceback (most recent call last)" in trace.read_text()
 
 
+def test_trust_never_rewrites_a_trust_file_it_cannot_read(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    config = Path(server_env["HOME"]) / ".config" / "agent-lsp"
+    config.mkdir(parents=True)
+    trust_file = config / "trusted.toml"
+    # The user's own list, with a hand-made typo: rewriting it would lose the other entry.
+    before = b'[[workspace]]\npath = "/home/me/other"\ntrusted_at = "2026-01-01"\n\n[[workspace\n'
+    trust_file.write_bytes(before)
+    for args in (("trust",), ("trust", "--remove")):
+        done = agent_lsp(*args, "--root", str(project), env=server_env)
+        assert done.returncode == 1, done.stderr
+        _no_trace(done.stdout, done.stderr)
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith(f"agent-lsp: cannot change {trust_file}: it is not valid TOML")
+        assert line.endswith("nothing was changed — fix the file or remove it")
+        assert trust_file.read_bytes() == before
+
+
 def test_run_from_a_subfolder_works_on_the_project(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:

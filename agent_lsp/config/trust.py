@@ -14,6 +14,7 @@ import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent_lsp.errors import AgentLspError
 from agent_lsp.fileio import atomic_write
 
 __all__ = ["TRUST_FILE", "TrustStore"]
@@ -33,20 +34,37 @@ class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = (path or TRUST_FILE).expanduser()
 
-    def _load(self) -> dict[str, str]:
-        """resolved root -> when it was trusted; an unreadable file trusts nothing."""
+    def _load(self, *, to_change: bool = False) -> dict[str, str]:
+        """resolved root -> when it was trusted; an unreadable file trusts nothing. Before a
+        change (`to_change`) a file that is there but cannot be read as a trust list is an
+        error: rewriting it would lose the user's other entries."""
         try:
             with self.path.open("rb") as fh:
                 data = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError):
+        except FileNotFoundError:
+            return {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            if to_change:
+                raise self._unreadable(f"it is not valid TOML ({exc})") from None
+            return {}
+        except OSError:
+            if to_change:
+                raise
             return {}
         entries = data.get("workspace", [])
         out: dict[str, str] = {}
+        if not isinstance(entries, list) and to_change:
+            raise self._unreadable("its `workspace` is not a list of [[workspace]] tables")
         if isinstance(entries, list):
             for entry in entries:  # pyright: ignore[reportUnknownVariableType]
                 if isinstance(entry, dict) and isinstance(entry.get("path"), str):
                     out[str(entry["path"])] = str(entry.get("trusted_at", ""))  # pyright: ignore[reportUnknownArgumentType]
         return out
+
+    def _unreadable(self, why: str) -> AgentLspError:
+        return AgentLspError(
+            f"cannot change {self.path}: {why}; nothing was changed — fix the file or remove it"
+        )
 
     def _save(self, entries: dict[str, str]) -> None:
         lines = ["# Workspaces whose own .agent-lsp config you trust (agent-lsp trust).\n"]
@@ -60,14 +78,14 @@ class TrustStore:
     def trust(self, root: Path) -> str:
         """Trust `root` (its resolved path); returns that path."""
         key = _key(root)
-        entries = self._load()
+        entries = self._load(to_change=True)
         entries[key] = datetime.now(UTC).isoformat(timespec="seconds")
         self._save(entries)
         return key
 
     def untrust(self, root: Path) -> bool:
         key = _key(root)
-        entries = self._load()
+        entries = self._load(to_change=True)
         if key not in entries:
             return False
         del entries[key]
