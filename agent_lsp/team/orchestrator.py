@@ -14,6 +14,7 @@ from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, U
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
+from agent_lsp.team.commander import command, diagnosis_summary
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.plan import read_findings, read_steps
@@ -126,9 +127,21 @@ class Orchestrator:
             await self._review(runner, state)
 
     async def _plan(self, runner: RoleRunner, state: TeamState) -> None:
+        if state.record is None:  # the commander's record first, checkpointed
+            record = await command(runner, state.instruction)
+            if isinstance(record, str):
+                await self._move(state, Phase.FAILED, record)
+                return
+            state.record = record
+            self.store.save(state)
+            await self._say(f"team: task record: {record.type.value}, {record.problem} problem")
+            if record.diagnose:
+                await self._move(state, Phase.DONE, "diagnose only: no step writes")
+                return
         stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
+        record = state.record.render(state.instruction)
         offered = {
-            "task": state.instruction,
+            "record": record,
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
         }
         outcome, _ = await runner.run(PLANNER, offered, "planner")
@@ -236,7 +249,9 @@ class Orchestrator:
 
     def _outcome(self, state: TeamState) -> TeamOutcome:
         done = [s.id for s in state.steps if s.status is StepStatus.DONE]
-        if state.phase is Phase.DONE:
+        if state.phase is Phase.DONE and state.record is not None and state.record.diagnose:
+            status, head = TaskStatus.COMPLETED, diagnosis_summary(state.record)
+        elif state.phase is Phase.DONE:
             status = TaskStatus.COMPLETED
             head = f"done: {len(done)} steps ({', '.join(done)})"
         else:

@@ -27,6 +27,24 @@ class Role:
         return f"[team role: {self.name}]"
 
 
+COMMANDER = Role(
+    name="commander",
+    prompt=(
+        "You are the commander of a team: read-only. Turn the user's words into a task "
+        "record; read only what you need to tell a code bug from a config problem (a setting, "
+        "a config file) from an environment problem (a missing tool, package, service). "
+        "Answer with ONE fenced ```json block holding one object: "
+        '{"type": "bug_fix|refactor|feature|tests|diagnosis", "goal": "...", '
+        '"modules": ["path"], "priority": "low|normal|high", "constraints": ["..."], '
+        '"problem": "code|config|environment", "diagnose_only": false, "diagnosis": ""}. '
+        "diagnose_only is true when the user asks what is wrong, not for a fix; then "
+        "diagnosis says what is wrong and where, and nothing is changed."
+    ),
+    tools=READ_TOOLS,
+    keys=("task", "readme", "config_files", "note"),
+    share=0.05,
+)
+
 PLANNER = Role(
     name="planner",
     prompt=(
@@ -38,8 +56,8 @@ PLANNER = Role(
         "each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("task", "failed_steps"),
-    share=0.2,
+    keys=("record", "failed_steps"),
+    share=0.15,
 )
 
 WORKER = Role(
@@ -68,4 +86,4 @@ REVIEWER = Role(
     share=0.2,
 )
 
-ROLES = (PLANNER, WORKER, REVIEWER)
+ROLES = (COMMANDER, PLANNER, WORKER, REVIEWER)

@@ -9,6 +9,9 @@ from agent_lsp.team.roles import Role
 
 TITLES = {
     "task": "The task",
+    "readme": "The project's README (its head)",
+    "config_files": "Config files at the project's root",
+    "record": "The task record",
     "failed_steps": "Steps that failed and must be planned again",
     "step": "Your step",
     "step_files": "Files of your step",

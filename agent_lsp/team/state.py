@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.fileio import atomic_write, ensure_dir
+from agent_lsp.team.record import TaskRecord
 
 TEAM_DIR = Path(".agent-lsp") / "state" / "team"
 
@@ -36,7 +37,7 @@ FINAL = (Phase.DONE, Phase.FAILED)
 # Which phase may follow which (FAILED may follow any phase that is not final).
 NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.INIT: (Phase.PLANNING,),
-    Phase.PLANNING: (Phase.EXECUTING,),
+    Phase.PLANNING: (Phase.EXECUTING, Phase.DONE),  # DONE: a diagnosis, nothing to do
     Phase.EXECUTING: (Phase.VERIFYING, Phase.PLANNING),
     Phase.VERIFYING: (Phase.REVIEWING, Phase.EXECUTING),
     Phase.REVIEWING: (Phase.DONE, Phase.EXECUTING),
@@ -82,6 +83,7 @@ class TeamState(BaseModel):
     task_id: str
     instruction: str
     phase: Phase = Phase.INIT
+    record: TaskRecord | None = None  # the commander's, once PLANNING began
     steps: list[Step] = Field(default_factory=list[Step])
     review_round: int = 0
     findings: list[str] = Field(default_factory=list[str])  # every review finding so far

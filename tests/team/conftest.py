@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ AREA = "def square_area(side):\n    return side * side\n"
 PERIMETER = "def square_perimeter(side):\n    return 4 * side\n"
 TASK = "Implement square_area and square_perimeter."
 
+COMMANDER = "[team role: commander]"
 PLANNER = "[team role: planner]"
 REVIEWER = "[team role: reviewer]"
 
@@ -44,7 +46,19 @@ def shapes(tmp_path: Path) -> Path:
     return root
 
 
-def plan_reply(*steps: dict[str, object]) -> Reply:
+def record_reply(**fields: object) -> Reply:
+    """The commander's task record (a feature in the code by default)."""
+    record: dict[str, object] = {
+        "type": "feature",
+        "goal": "implement the two stubs",
+        "modules": ["area.py", "perimeter.py"],
+        "problem": "code",
+    }
+    record.update(fields)
+    return Reply("The record:\n```json\n" + json.dumps(record) + "\n```", usage=(30, 5))
+
+
+def plan_reply(*steps: Mapping[str, object]) -> Reply:
     return Reply("The plan:\n```json\n" + json.dumps(list(steps)) + "\n```", usage=(100, 20))
 
 
@@ -76,5 +90,5 @@ AREA_BODY = "    return side * side\n"
 PERIMETER_BODY = "    return 4 * side\n"
 
 
-def review(findings: list[dict[str, object]]) -> Reply:
+def review(findings: Sequence[Mapping[str, object]]) -> Reply:
     return Reply("```json\n" + json.dumps(findings) + "\n```", usage=(80, 10))

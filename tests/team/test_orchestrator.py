@@ -20,6 +20,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
+    COMMANDER,
     PERIMETER,
     PERIMETER_BODY,
     PLANNER,
@@ -28,6 +29,7 @@ from tests.team.conftest import (
     TWO_STEPS,
     edit_step,
     plan_reply,
+    record_reply,
     review,
     step_marker,
 )
@@ -63,6 +65,7 @@ def tool_names(request: dict[str, Any]) -> set[str]:
 async def test_a_two_module_feature_over_two_workers(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
@@ -84,11 +87,15 @@ async def test_a_two_module_feature_over_two_workers(
     assert "full suite: 2 passed" in outcome.summary
     # tokens per role, summed from each loop's usage (the fake reports what was scripted)
     assert {k: v.total for k, v in outcome.usage.items()} == {
+        "commander": 35,
         "planner": 120,
         "worker": 2 * (60 + 70 + 80),
         "reviewer": 90,
     }
-    assert "tokens by role: planner 120, worker 420, reviewer 90 tokens" in outcome.summary
+    assert (
+        "tokens by role: commander 35, planner 120, worker 420, reviewer 90 tokens"
+        in outcome.summary
+    )
     # routing: each worker's request held its own step and nothing of the other's or the task
     s1, s2 = (
         requests_of(fake_openai, step_marker("s1")),
@@ -141,6 +148,7 @@ async def test_a_two_module_feature_over_two_workers(
 async def test_a_runaway_worker_is_stopped_by_its_share_of_the_budget(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
@@ -164,6 +172,7 @@ async def test_a_runaway_worker_is_stopped_by_its_share_of_the_budget(
 async def test_a_finding_sends_a_step_back_and_the_round_limit_ends_it(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
@@ -207,6 +216,8 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         while area.read_text() != AREA and time.monotonic() < deadline:
             time.sleep(0.05)
         return Reply(tool_calls=[ToolCall("edit_file", docstring)])
+
+    fake_openai.script_for(COMMANDER, record_reply())
 
     fake_openai.script_for(
         PLANNER,
@@ -266,6 +277,7 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
 async def test_a_worker_past_the_time_budget_is_stopped(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
@@ -284,6 +296,7 @@ async def test_a_worker_past_the_time_budget_is_stopped(
 async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, Reply("First I would look at area.py, then think."))
     session = make_session(shapes, fake_openai.base_url)
     try:
@@ -294,7 +307,7 @@ async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
     assert outcome.summary.startswith(
         "failed in PLANNING: the plan is not JSON (Expecting value): First I would look"
     )
-    assert len(fake_openai.requests) == 1  # no worker, no reviewer
+    assert len(fake_openai.requests) == 2  # the commander, the planner; no worker, no reviewer
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
 
 
@@ -302,6 +315,7 @@ async def test_a_failing_suite_becomes_a_step_with_the_failures(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     # the plan forgets the perimeter: the suite fails, a step carries the failure to a worker
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
