@@ -21,6 +21,7 @@ from agent_lsp.team.plan import read_findings, read_steps
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+from agent_lsp.team.templates import template_text
 
 TIME_BUDGET = 3600.0  # seconds for a whole team task
 MAX_REPLANS = 2  # re-plannings after stale writes before the task fails
@@ -142,6 +143,7 @@ class Orchestrator:
         record = state.record.render(state.instruction)
         offered = {
             "record": record,
+            "template": template_text(state.record.type),
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
         }
         outcome, _ = await runner.run(PLANNER, offered, "planner")

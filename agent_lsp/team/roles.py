@@ -48,15 +48,16 @@ COMMANDER = Role(
 PLANNER = Role(
     name="planner",
     prompt=(
-        "You are the planner of a team. Split the task into small ordered steps, each one "
-        "worker's job. Read only what you need to locate the code. Answer with ONE fenced "
+        "You are the planner of a team, the only role that changes the plan. Split the task "
+        "into small ordered atomic steps, each one worker's job, following the template of "
+        "the task's type. Read only what you need to locate the code. Answer with ONE fenced "
         '```json block holding a list of steps, each {"id": "s1", "goal": "...", '
         '"files": ["path"], "done": "how we know the step is done", '
         '"depends_on": ["id"]}. Steps that touch different files and do not depend on '
         "each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("record", "failed_steps"),
+    keys=("record", "template", "failed_steps"),
     share=0.15,
 )
 

@@ -12,6 +12,7 @@ TITLES = {
     "readme": "The project's README (its head)",
     "config_files": "Config files at the project's root",
     "record": "The task record",
+    "template": "The template of this type of task",
     "failed_steps": "Steps that failed and must be planned again",
     "step": "Your step",
     "step_files": "Files of your step",
