@@ -1,16 +1,16 @@
 """EXECUTING: the plan's steps over at most `workers` workers at once. A step starts when
-the steps it depends on are done; each worker's writes take the file's lock and a hash check
-(`channel.RoleChannel`)."""
+the steps it depends on are done and is done by the role it names (editor, executor, tester);
+each writer's writes take the file's lock and a hash check (`channel.RoleChannel`)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from agent_lsp.messages import TaskStatus
 from agent_lsp.team.channel import WriteLocks, current_hash
-from agent_lsp.team.roles import WORKER
+from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import Step, StepStatus, TeamState
+from agent_lsp.team.verdict import judge
 
 
 def ready_steps(state: TeamState) -> list[Step]:
@@ -45,17 +45,25 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         inside = [path for path in named if path.is_relative_to(root)]  # the plan's word only
         start = {path: current_hash(runner.channel, path) for path in inside}
         left = sum(s.status in (StepStatus.PENDING, StepStatus.RUNNING) for s in state.steps)
+        role = STEP_ROLES[step.role]
         outcome, channel = await runner.run(
-            WORKER, worker_context(step), f"worker {step.id}", left, locks, start
+            role, worker_context(step), f"{role.name} {step.id}", left, locks, start
         )
         step.summary = outcome.summary
+        verdict = judge(step, outcome, channel.results, channel.words)
         if channel.stale is not None:
             step.status, step.note, step.stale = StepStatus.PENDING, channel.stale, True
             stale.append(step)
-        elif outcome.status is TaskStatus.COMPLETED:
-            step.status = StepStatus.DONE
+        elif verdict.tests_failed:  # the tester's root cause goes to the planner
+            step.status, step.note, step.summary = (
+                StepStatus.PENDING,
+                verdict.summary,
+                verdict.summary,
+            )
+            step.stale = step.tests_failed = True
+            stale.append(step)
         else:
-            step.status = StepStatus.FAILED
+            step.status, step.summary = verdict.status, verdict.summary
         runner.store.save(state)
 
     try:

@@ -25,6 +25,7 @@ from agent_lsp.team.templates import template_text
 
 TIME_BUDGET = 3600.0  # seconds for a whole team task
 MAX_REPLANS = 2  # re-plannings after stale writes before the task fails
+TEST_RETRIES = 2  # re-plannings after a tester's failing tests before the task fails
 
 
 class TeamOptions(BaseModel):
@@ -172,6 +173,13 @@ class Orchestrator:
         if failed:
             why = "; ".join(f"{s.id}: {s.summary}" for s in failed)
             await self._move(state, Phase.FAILED, f"step failed: {why}")
+        elif failing := [s for s in stale if s.tests_failed]:
+            if state.test_replans >= TEST_RETRIES:
+                why = f"the tests still fail after {TEST_RETRIES} re-plans: {failing[-1].note}"
+                await self._move(state, Phase.FAILED, why)
+                return
+            state.test_replans += 1
+            await self._move(state, Phase.PLANNING, "; ".join(s.note for s in failing))
         elif stale and state.replans >= MAX_REPLANS:
             await self._move(state, Phase.FAILED, f"still conflicting after {MAX_REPLANS} re-plans")
         elif stale:

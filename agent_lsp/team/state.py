@@ -12,6 +12,7 @@ import secrets
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -62,11 +63,13 @@ class Step(BaseModel):
     files: list[str] = Field(default_factory=list[str])
     done: str = ""  # the step's definition of done
     depends_on: list[str] = Field(default_factory=list[str])
+    role: Literal["edit", "run", "test"] = "edit"  # who does it: editor, executor, tester
     status: StepStatus = StepStatus.PENDING
     attempts: int = 0
     summary: str = ""  # the worker's last words, or why the step failed
     note: str = ""  # why it runs again (a stale write, a failing suite)
     stale: bool = False  # a write was refused as stale: the planner plans it again
+    tests_failed: bool = False  # a tester's tests failed: planned again from its root cause
 
 
 class RoleUsage(BaseModel):
@@ -92,6 +95,7 @@ class TeamState(BaseModel):
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed
     tool_runs: int = 0  # tool calls the roles made
     replans: int = 0  # times steps were planned again after a stale write
+    test_replans: int = 0  # times steps were planned again after a tester's failing tests
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
     reason: str = ""  # why the task failed

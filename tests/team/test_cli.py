@@ -62,9 +62,9 @@ def test_run_team_does_a_two_module_feature_and_exits_zero(
     assert "■ team completed: done: 2 steps (s1, s2); full suite: 2 passed" in done.stdout
     assert "  s1 [done] implement square_area" in done.stdout
     assert (
-        "tokens by role: commander 35, planner 120, worker 420, reviewer 90 tokens" in done.stdout
+        "tokens by role: commander 35, planner 120, editor 420, reviewer 90 tokens" in done.stdout
     )
-    assert "[worker s2]" in done.stdout  # progress names the role and the step
+    assert "[editor s2]" in done.stdout  # progress names the role and the step
     assert (
         "team: planner completed (120 tokens); so far commander 35, planner 120 tokens"
         in done.stdout

@@ -89,11 +89,11 @@ async def test_a_two_module_feature_over_two_workers(
     assert {k: v.total for k, v in outcome.usage.items()} == {
         "commander": 35,
         "planner": 120,
-        "worker": 2 * (60 + 70 + 80),
+        "editor": 2 * (60 + 70 + 80),
         "reviewer": 90,
     }
     assert (
-        "tokens by role: commander 35, planner 120, worker 420, reviewer 90 tokens"
+        "tokens by role: commander 35, planner 120, editor 420, reviewer 90 tokens"
         in outcome.summary
     )
     # routing: each worker's request held its own step and nothing of the other's or the task
@@ -140,31 +140,31 @@ async def test_a_two_module_feature_over_two_workers(
     assert [s["status"] for s in saved["steps"]] == ["done", "done"]
     # progress names the role and the step
     messages = [e.message for e in channel.events]
-    assert any(m.startswith("[worker s1] ") for m in messages)
+    assert any(m.startswith("[editor s1] ") for m in messages)
     assert any(m.startswith("[planner] ") for m in messages)
     assert "team: DONE" in messages
 
 
-async def test_a_runaway_worker_is_stopped_by_its_share_of_the_budget(
+async def test_a_runaway_editor_is_stopped_by_its_share_of_the_budget(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
-    # the worker reads the same file forever, each call costing 1000 tokens
+    # the editor lists the files forever, each call costing 1000 tokens
     runaway = Reply(tool_calls=[ToolCall("list_files", {})], usage=(900, 100))
     fake_openai.script_for(step_marker("s1"), *[runaway] * 40)
     session = make_session(shapes, fake_openai.base_url)
     try:
-        options = TeamOptions(tokens=5000)  # worker share: 60% = 3000 tokens
+        options = TeamOptions(tokens=5000)  # editor share: 40% = 2000 tokens
         outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
     finally:
         await session.aclose()
     assert outcome.phase is Phase.FAILED
-    assert "step failed: s1: token budget (3000 of 3000 tokens) used up" in outcome.summary
-    assert outcome.usage["worker"].total == 3000
-    assert len(requests_of(fake_openai, step_marker("s1"))) == 3
+    assert "step failed: s1: token budget (2000 of 2000 tokens) used up" in outcome.summary
+    assert outcome.usage["editor"].total == 2000
+    assert len(requests_of(fake_openai, step_marker("s1"))) == 2
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
     assert not requests_of(fake_openai, REVIEWER)
 
