@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from agent_lsp.team.channel import WriteLocks, current_hash
+from agent_lsp.team.retrieve import retrieve
 from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import Step, StepStatus, TeamState
@@ -46,8 +47,11 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         start = {path: current_hash(runner.channel, path) for path in inside}
         left = sum(s.status in (StepStatus.PENDING, StepStatus.RUNNING) for s in state.steps)
         role = STEP_ROLES[step.role]
+        context = worker_context(step)
+        if step.role == "edit":  # the retriever first: the editor gets the real lines
+            context["snippets"] = await retrieve(runner, step, left)
         outcome, channel = await runner.run(
-            role, worker_context(step), f"{role.name} {step.id}", left, locks, start
+            role, context, f"{role.name} {step.id}", left, locks, start
         )
         step.summary = outcome.summary
         verdict = judge(step, outcome, channel.results, channel.words)

@@ -64,16 +64,29 @@ PLANNER = Role(
     share=0.15,
 )
 
+RETRIEVER = Role(
+    name="retriever",
+    prompt=(
+        "You are the retriever of a team: read-only. Find where the code of this step is "
+        "(search_text, find_symbol, read_file with line ranges). Answer with ONE fenced "
+        '```json block holding a list of locations, each {"path": "file", "start_line": 1, '
+        '"end_line": 20, "summary": "what is there"}: line ranges, never whole files.'
+    ),
+    tools=READ_TOOLS,
+    keys=("locate", "step_files"),
+    share=0.05,
+)
+
 EDITOR = Role(
     name="editor",
     prompt=(
         "You are the editor of a team, the only role that changes source files: do exactly "
         "this one step, nothing else (other roles do the other steps at the same time). Work "
-        "from the code you are given, read more only where it is missing, edit, then answer "
-        "with a one-line summary."
+        "from the code you are given (the real lines, numbered), read more only where it is "
+        "missing, edit, then answer with a one-line summary."
     ),
     tools=(*READ_TOOLS, "edit_file", "write_file"),
-    keys=("step", "step_files", "step_done", "note"),
+    keys=("step", "step_files", "step_done", "snippets", "note"),
     share=0.4,
     writes=True,
 )
@@ -121,5 +134,5 @@ REVIEWER = Role(
     share=0.2,
 )
 
-ROLES = (COMMANDER, PLANNER, EDITOR, EXECUTOR, TESTER, REVIEWER)
+ROLES = (COMMANDER, PLANNER, RETRIEVER, EDITOR, EXECUTOR, TESTER, REVIEWER)
 STEP_ROLES = {"edit": EDITOR, "run": EXECUTOR, "test": TESTER}  # a step's role → who does it

@@ -16,6 +16,8 @@ TITLES = {
     "failed_steps": "Steps that failed and must be planned again",
     "step": "Your step",
     "step_files": "Files of your step",
+    "locate": "The step to find the code for",
+    "snippets": "The code of your step (the lines the retriever located)",
     "step_done": "The step is done when",
     "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",

@@ -26,6 +26,17 @@ def step_marker(step_id: str) -> str:
     return f"## Your step\n{step_id}:"
 
 
+def locate_marker(step_id: str) -> str:
+    """What only the retriever of `step_id` has in its first message."""
+    return f"## The step to find the code for\n{step_id}:"
+
+
+def locate_reply(*locations: tuple[str, int, int, str]) -> Reply:
+    """The retriever's answer: (path, start_line, end_line, summary) each."""
+    found = [{"path": p, "start_line": a, "end_line": b, "summary": s} for p, a, b, s in locations]
+    return Reply("```json\n" + json.dumps(found) + "\n```", usage=(40, 5))
+
+
 @pytest.fixture
 def shapes(tmp_path: Path) -> Path:
     root = tmp_path / "shapes"
