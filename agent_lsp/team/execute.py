@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from agent_lsp.team.channel import WriteLocks, current_hash
+from agent_lsp.team.planreview import due, review_plan
 from agent_lsp.team.retrieve import retrieve
 from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
@@ -72,7 +73,11 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
 
     try:
         while True:
-            for step in ready_steps(state):
+            reviewing = due(state)  # a plan review waits for the running steps, then runs
+            if reviewing and not running:
+                await review_plan(runner)
+                reviewing = False
+            for step in [] if reviewing else ready_steps(state):
                 if len(running) >= workers:
                     break
                 if step.stale:

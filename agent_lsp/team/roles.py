@@ -60,7 +60,7 @@ PLANNER = Role(
         "Steps that touch different files and do not depend on each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("record", "template", "failed_steps"),
+    keys=("record", "template", "failed_steps", "plan_state"),
     share=0.15,
 )
 

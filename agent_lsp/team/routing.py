@@ -14,6 +14,7 @@ TITLES = {
     "record": "The task record",
     "template": "The template of this type of task",
     "failed_steps": "Steps that failed and must be planned again",
+    "plan_state": "The plan so far (a plan review)",
     "step": "Your step",
     "step_files": "Files of your step",
     "locate": "The step to find the code for",

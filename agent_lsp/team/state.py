@@ -95,6 +95,7 @@ class TeamState(BaseModel):
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed
     tool_runs: int = 0  # tool calls the roles made
     replans: int = 0  # times steps were planned again after a stale write
+    plan_reviews: int = 0  # plan reviews so far (one after every 5 finished steps)
     test_replans: int = 0  # times steps were planned again after a tester's failing tests
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
