@@ -1,6 +1,7 @@
 """The team task's state machine and its checkpoint file.
 
-INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED. Every transition (and
+INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED (PLANNING → DONE for a
+diagnosis: the commander's record asked for no change). Every transition (and
 every step that starts or ends) is written to `.agent-lsp/state/team/<task>.json` with an
 atomic write, so a killed server or CLI resumes in the phase and step it stopped at.
 """

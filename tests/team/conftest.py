@@ -22,7 +22,7 @@ REVIEWER = "[team role: reviewer]"
 
 
 def step_marker(step_id: str) -> str:
-    """What only the worker of `step_id` has in its first message."""
+    """What only the editor (executor, tester) of `step_id` has in its first message."""
     return f"## Your step\n{step_id}:"
 
 
@@ -88,7 +88,7 @@ STUB_BODY = "    raise NotImplementedError\n"
 
 
 def edit_step(path: str, body: str, summary: str) -> list[Reply]:
-    """A worker: read the file, replace the stub's body, finish."""
+    """An editor: read the file, replace the stub's body, finish."""
     edit = {"path": path, "old_text": STUB_BODY, "new_text": body}
     return [
         Reply(tool_calls=[ToolCall("read_file", {"path": path})], usage=(50, 10)),
