@@ -10,12 +10,12 @@ marked for re-planning.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.fileio import read_disk_text, text_hash
-from agent_lsp.messages import AgentEvent
+from agent_lsp.messages import AgentEvent, ToolResult
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 
@@ -55,6 +55,7 @@ class RoleChannel:
         label: str,
         locks: WriteLocks | None = None,
         start_hashes: Mapping[Path, str | None] | None = None,
+        only: Callable[[str], bool] | None = None,
     ) -> None:
         self.inner = inner
         self.label = label
@@ -63,6 +64,9 @@ class RoleChannel:
         self.start_versions = dict(locks.versions) if locks is not None else {}
         self.workspace: Workspace | None = None  # set once the role's agent exists
         self.stale: str | None = None  # why a write was refused
+        self.only = only  # the files this role may write (the tester: test files), by path
+        self.results: list[tuple[str, ToolResult]] = []  # the run's tool results, once done
+        self.words = ""  # the model's last answer, once done
 
     def buffers(self) -> Mapping[Path, str]:
         return self.inner.buffers()
@@ -70,6 +74,9 @@ class RoleChannel:
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
         if self.locks is None:
             raise EditRejectedError(f"{self.label}: this role does not write files")
+        rel = self.workspace.relative(path) if self.workspace is not None else str(path)
+        if self.only is not None and not self.only(rel):
+            raise EditRejectedError(f"{self.label}: writes test files only, not {rel}")
         async with self.locks.of(path):
             self._check_fresh(path, self.locks)
             await self.inner.apply_edit(path, new_text, label)

@@ -1,16 +1,18 @@
 """EXECUTING: the plan's steps over at most `workers` workers at once. A step starts when
-the steps it depends on are done; each worker's writes take the file's lock and a hash check
-(`channel.RoleChannel`)."""
+the steps it depends on are done and is done by the role it names (editor, executor, tester);
+each writer's writes take the file's lock and a hash check (`channel.RoleChannel`)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from agent_lsp.messages import TaskStatus
 from agent_lsp.team.channel import WriteLocks, current_hash
-from agent_lsp.team.roles import WORKER
+from agent_lsp.team.planreview import due, review_plan
+from agent_lsp.team.retrieve import retrieve
+from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import Step, StepStatus, TeamState
+from agent_lsp.team.verdict import judge
 
 
 def ready_steps(state: TeamState) -> list[Step]:
@@ -45,22 +47,37 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         inside = [path for path in named if path.is_relative_to(root)]  # the plan's word only
         start = {path: current_hash(runner.channel, path) for path in inside}
         left = sum(s.status in (StepStatus.PENDING, StepStatus.RUNNING) for s in state.steps)
+        role = STEP_ROLES[step.role]
+        context = worker_context(step)
+        if step.role == "edit":  # the retriever first: the editor gets the real lines
+            context["snippets"] = await retrieve(runner, step, left)
         outcome, channel = await runner.run(
-            WORKER, worker_context(step), f"worker {step.id}", left, locks, start
+            role, context, f"{role.name} {step.id}", left, locks, start
         )
         step.summary = outcome.summary
+        verdict = judge(step, outcome, channel.results, channel.words)
         if channel.stale is not None:
             step.status, step.note, step.stale = StepStatus.PENDING, channel.stale, True
             stale.append(step)
-        elif outcome.status is TaskStatus.COMPLETED:
-            step.status = StepStatus.DONE
+        elif verdict.tests_failed:  # the tester's root cause goes to the planner
+            step.status, step.note, step.summary = (
+                StepStatus.PENDING,
+                verdict.summary,
+                verdict.summary,
+            )
+            step.stale = step.tests_failed = True
+            stale.append(step)
         else:
-            step.status = StepStatus.FAILED
+            step.status, step.summary = verdict.status, verdict.summary
         runner.store.save(state)
 
     try:
         while True:
-            for step in ready_steps(state):
+            reviewing = due(state)  # a plan review waits for the running steps, then runs
+            if reviewing and not running:
+                await review_plan(runner)
+                reviewing = False
+            for step in [] if reviewing else ready_steps(state):
                 if len(running) >= workers:
                     break
                 if step.stale:

@@ -14,15 +14,18 @@ from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, U
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
+from agent_lsp.team.commander import command, diagnosis_summary
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.plan import read_findings, read_steps
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+from agent_lsp.team.templates import template_text
 
 TIME_BUDGET = 3600.0  # seconds for a whole team task
 MAX_REPLANS = 2  # re-plannings after stale writes before the task fails
+TEST_RETRIES = 2  # re-plannings after a tester's failing tests before the task fails
 
 
 class TeamOptions(BaseModel):
@@ -126,9 +129,22 @@ class Orchestrator:
             await self._review(runner, state)
 
     async def _plan(self, runner: RoleRunner, state: TeamState) -> None:
+        if state.record is None:  # the commander's record first, checkpointed
+            record = await command(runner, state.instruction)
+            if isinstance(record, str):
+                await self._move(state, Phase.FAILED, record)
+                return
+            state.record = record
+            self.store.save(state)
+            await self._say(f"team: task record: {record.type.value}, {record.problem} problem")
+            if record.diagnose:
+                await self._move(state, Phase.DONE, "diagnose only: no step writes")
+                return
         stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
+        record = state.record.render(state.instruction)
         offered = {
-            "task": state.instruction,
+            "record": record,
+            "template": template_text(state.record.type),
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
         }
         outcome, _ = await runner.run(PLANNER, offered, "planner")
@@ -157,6 +173,13 @@ class Orchestrator:
         if failed:
             why = "; ".join(f"{s.id}: {s.summary}" for s in failed)
             await self._move(state, Phase.FAILED, f"step failed: {why}")
+        elif failing := [s for s in stale if s.tests_failed]:
+            if state.test_replans >= TEST_RETRIES:
+                why = f"the tests still fail after {TEST_RETRIES} re-plans: {failing[-1].note}"
+                await self._move(state, Phase.FAILED, why)
+                return
+            state.test_replans += 1
+            await self._move(state, Phase.PLANNING, "; ".join(s.note for s in failing))
         elif stale and state.replans >= MAX_REPLANS:
             await self._move(state, Phase.FAILED, f"still conflicting after {MAX_REPLANS} re-plans")
         elif stale:
@@ -236,7 +259,9 @@ class Orchestrator:
 
     def _outcome(self, state: TeamState) -> TeamOutcome:
         done = [s.id for s in state.steps if s.status is StepStatus.DONE]
-        if state.phase is Phase.DONE:
+        if state.phase is Phase.DONE and state.record is not None and state.record.diagnose:
+            status, head = TaskStatus.COMPLETED, diagnosis_summary(state.record)
+        elif state.phase is Phase.DONE:
             status = TaskStatus.COMPLETED
             head = f"done: {len(done)} steps ({', '.join(done)})"
         else:

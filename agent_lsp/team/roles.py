@@ -1,8 +1,8 @@
 """The roles of a team task: each a prompt, the tools it may use and the context keys it is
 given; the same `Agent` loop runs every one of them.
 
-In this slice the worker merges the editor, executor and tester of the design: it is the only
-role that writes, and it may run tests and commands.
+A step is done by the role it names: the editor (the only role that changes source files),
+the executor (commands; the exit code decides) or the tester (test files and test runs).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ class Role:
     tools: tuple[str, ...]  # the tool names it may call
     keys: tuple[str, ...]  # the context keys it is given, nothing else
     share: float  # its part of the task's token budget
-    writes: bool = False
+    writes: bool = False  # it changes files (through the team's write lock)
+    runs: bool = False  # it runs commands (and writes nothing)
+    test_files_only: bool = False  # it writes test files only
 
     @property
     def marker(self) -> str:
@@ -27,33 +29,97 @@ class Role:
         return f"[team role: {self.name}]"
 
 
+COMMANDER = Role(
+    name="commander",
+    prompt=(
+        "You are the commander of a team: read-only. Turn the user's words into a task "
+        "record; read only what you need to tell a code bug from a config problem (a setting, "
+        "a config file) from an environment problem (a missing tool, package, service). "
+        "Answer with ONE fenced ```json block holding one object: "
+        '{"type": "bug_fix|refactor|feature|tests|diagnosis", "goal": "...", '
+        '"modules": ["path"], "priority": "low|normal|high", "constraints": ["..."], '
+        '"problem": "code|config|environment", "diagnose_only": false, "diagnosis": ""}. '
+        "diagnose_only is true when the user asks what is wrong, not for a fix; then "
+        "diagnosis says what is wrong and where, and nothing is changed."
+    ),
+    tools=READ_TOOLS,
+    keys=("task", "readme", "config_files", "note"),
+    share=0.05,
+)
+
 PLANNER = Role(
     name="planner",
     prompt=(
-        "You are the planner of a team. Split the task into small ordered steps, each one "
-        "worker's job. Read only what you need to locate the code. Answer with ONE fenced "
+        "You are the planner of a team, the only role that changes the plan. Split the task "
+        "into small ordered atomic steps, each one role's job, following the template of "
+        "the task's type. Read only what you need to locate the code. Answer with ONE fenced "
         '```json block holding a list of steps, each {"id": "s1", "goal": "...", '
         '"files": ["path"], "done": "how we know the step is done", '
-        '"depends_on": ["id"]}. Steps that touch different files and do not depend on '
-        "each other run in parallel."
+        '"depends_on": ["id"], "role": "edit|run|test"}; role edit (the default) changes '
+        "code, run runs a command (its exit code decides), test writes and runs tests. "
+        "Steps that touch different files and do not depend on each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("task", "failed_steps"),
-    share=0.2,
+    keys=("record", "template", "failed_steps", "plan_state"),
+    share=0.15,
 )
 
-WORKER = Role(
-    name="worker",
+RETRIEVER = Role(
+    name="retriever",
     prompt=(
-        "You are a worker of a team: do exactly this one step, nothing else (other workers do "
-        "the other steps at the same time). Read the files first, edit them, run the tests "
-        "that concern your step, then answer with a one-line summary."
+        "You are the retriever of a team: read-only. Find where the code of this step is "
+        "(search_text, find_symbol, read_file with line ranges). Answer with ONE fenced "
+        '```json block holding a list of locations, each {"path": "file", "start_line": 1, '
+        '"end_line": 20, "summary": "what is there"}: line ranges, never whole files.'
     ),
-    tools=(*READ_TOOLS, "edit_file", "write_file", "run_tests", "run_command"),
-    keys=("step", "step_files", "step_done", "note"),
-    share=0.6,
+    tools=READ_TOOLS,
+    keys=("locate", "step_files"),
+    share=0.05,
+)
+
+EDITOR = Role(
+    name="editor",
+    prompt=(
+        "You are the editor of a team, the only role that changes source files: do exactly "
+        "this one step, nothing else (other roles do the other steps at the same time). Work "
+        "from the code you are given (the real lines, numbered), read more only where it is "
+        "missing, edit, then answer with a one-line summary."
+    ),
+    tools=(*READ_TOOLS, "edit_file", "write_file"),
+    keys=("step", "step_files", "step_done", "snippets", "note"),
+    share=0.4,
     writes=True,
 )
+
+EXECUTOR = Role(
+    name="executor",
+    prompt=(
+        "You are the executor of a team: run the command this step needs with run_command "
+        "(through the user's permissions and the sandbox); you change no file. The exit code "
+        "of your last command decides the step. Answer with a one-line summary."
+    ),
+    tools=(*READ_TOOLS, "run_command"),
+    keys=("step", "step_files", "step_done", "note"),
+    share=0.05,
+    runs=True,
+)
+
+TESTER = Role(
+    name="tester",
+    prompt=(
+        "You are the tester of a team: write targeted tests for the change (write_file, "
+        "edit_file: test files only) and run them with run_tests. When they pass, answer with a "
+        "one-line summary. When they fail, answer with the root cause: which code is wrong, "
+        "where, and why; the planner plans the fix from your words."
+    ),
+    tools=(*READ_TOOLS, "write_file", "edit_file", "run_tests"),
+    keys=("step", "step_files", "step_done", "note"),
+    share=0.1,
+    writes=True,
+    test_files_only=True,
+)
+
+WORKER = EDITOR  # the first slice's name for the one role that did every step
 
 REVIEWER = Role(
     name="reviewer",
@@ -68,4 +134,5 @@ REVIEWER = Role(
     share=0.2,
 )
 
-ROLES = (PLANNER, WORKER, REVIEWER)
+ROLES = (COMMANDER, PLANNER, RETRIEVER, EDITOR, EXECUTOR, TESTER, REVIEWER)
+STEP_ROLES = {"edit": EDITOR, "run": EXECUTOR, "test": TESTER}  # a step's role → who does it

@@ -9,9 +9,16 @@ from agent_lsp.team.roles import Role
 
 TITLES = {
     "task": "The task",
+    "readme": "The project's README (its head)",
+    "config_files": "Config files at the project's root",
+    "record": "The task record",
+    "template": "The template of this type of task",
     "failed_steps": "Steps that failed and must be planned again",
+    "plan_state": "The plan so far (a plan review)",
     "step": "Your step",
     "step_files": "Files of your step",
+    "locate": "The step to find the code for",
+    "snippets": "The code of your step (the lines the retriever located)",
     "step_done": "The step is done when",
     "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",

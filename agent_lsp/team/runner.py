@@ -18,6 +18,7 @@ from agent_lsp.team.host import TeamHost
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
+from agent_lsp.team.verdict import final_words, may_test_write, tool_results
 
 
 class RoleRunner:
@@ -48,8 +49,11 @@ class RoleRunner:
     ) -> tuple[TaskOutcome, RoleChannel]:
         """One run of `role`; a role past its budget (tokens or the task's time) is stopped
         and its outcome says so."""
-        channel = RoleChannel(self.channel, label, locks if role.writes else None, start_hashes)
-        agent = self.host.make_agent(channel, self.profile, "", read_only=not role.writes)
+        only = may_test_write if role.test_files_only else None
+        mine = locks if role.writes else None
+        channel = RoleChannel(self.channel, label, mine, start_hashes, only)
+        acts = role.writes or role.runs
+        agent = self.host.make_agent(channel, self.profile, "", read_only=not acts)
         channel.workspace = agent.workspace
         box = agent.toolbox
         agent.toolbox = ToolBox(
@@ -61,7 +65,7 @@ class RoleRunner:
         agent.verifier = None  # the team verifies the merged result, in VERIFYING
         reserved = self.budget.reserve(role.name, parts)
         agent.limits = replace(agent.limits, max_tokens=reserved)
-        kind = TaskKind.TASK if role.writes else TaskKind.EXPLAIN
+        kind = TaskKind.TASK if acts else TaskKind.EXPLAIN
         task = Task(kind=kind, instruction=first_message(role, offered))
         try:
             outcome = await asyncio.wait_for(agent.run(task), self.budget.seconds_left())
@@ -73,6 +77,8 @@ class RoleRunner:
                 usage=agent.usage,
                 changed_files=list(agent.workspace.changed_files),
             )
+        channel.results = tool_results(agent.messages)
+        channel.words = final_words(agent.messages)
         self.budget.give_back(role.name, reserved, outcome.usage)
         add_usage(self.state.usage, role.name, outcome.usage)
         self.state.tool_runs += sum(m.role == "tool" for m in agent.messages)

@@ -1,6 +1,7 @@
 """The team task's state machine and its checkpoint file.
 
-INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED. Every transition (and
+INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED (PLANNING → DONE for a
+diagnosis: the commander's record asked for no change). Every transition (and
 every step that starts or ends) is written to `.agent-lsp/state/team/<task>.json` with an
 atomic write, so a killed server or CLI resumes in the phase and step it stopped at.
 """
@@ -12,11 +13,13 @@ import secrets
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.fileio import atomic_write, ensure_dir
+from agent_lsp.team.record import TaskRecord
 
 TEAM_DIR = Path(".agent-lsp") / "state" / "team"
 
@@ -36,7 +39,7 @@ FINAL = (Phase.DONE, Phase.FAILED)
 # Which phase may follow which (FAILED may follow any phase that is not final).
 NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.INIT: (Phase.PLANNING,),
-    Phase.PLANNING: (Phase.EXECUTING,),
+    Phase.PLANNING: (Phase.EXECUTING, Phase.DONE),  # DONE: a diagnosis, nothing to do
     Phase.EXECUTING: (Phase.VERIFYING, Phase.PLANNING),
     Phase.VERIFYING: (Phase.REVIEWING, Phase.EXECUTING),
     Phase.REVIEWING: (Phase.DONE, Phase.EXECUTING),
@@ -61,11 +64,13 @@ class Step(BaseModel):
     files: list[str] = Field(default_factory=list[str])
     done: str = ""  # the step's definition of done
     depends_on: list[str] = Field(default_factory=list[str])
+    role: Literal["edit", "run", "test"] = "edit"  # who does it: editor, executor, tester
     status: StepStatus = StepStatus.PENDING
     attempts: int = 0
     summary: str = ""  # the worker's last words, or why the step failed
     note: str = ""  # why it runs again (a stale write, a failing suite)
     stale: bool = False  # a write was refused as stale: the planner plans it again
+    tests_failed: bool = False  # a tester's tests failed: planned again from its root cause
 
 
 class RoleUsage(BaseModel):
@@ -82,6 +87,7 @@ class TeamState(BaseModel):
     task_id: str
     instruction: str
     phase: Phase = Phase.INIT
+    record: TaskRecord | None = None  # the commander's, once PLANNING began
     steps: list[Step] = Field(default_factory=list[Step])
     review_round: int = 0
     findings: list[str] = Field(default_factory=list[str])  # every review finding so far
@@ -90,6 +96,8 @@ class TeamState(BaseModel):
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed
     tool_runs: int = 0  # tool calls the roles made
     replans: int = 0  # times steps were planned again after a stale write
+    plan_reviews: int = 0  # plan reviews so far (one after every 5 finished steps)
+    test_replans: int = 0  # times steps were planned again after a tester's failing tests
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
     reason: str = ""  # why the task failed

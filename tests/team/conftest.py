@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,25 @@ AREA = "def square_area(side):\n    return side * side\n"
 PERIMETER = "def square_perimeter(side):\n    return 4 * side\n"
 TASK = "Implement square_area and square_perimeter."
 
+COMMANDER = "[team role: commander]"
 PLANNER = "[team role: planner]"
 REVIEWER = "[team role: reviewer]"
 
 
 def step_marker(step_id: str) -> str:
-    """What only the worker of `step_id` has in its first message."""
+    """What only the editor (executor, tester) of `step_id` has in its first message."""
     return f"## Your step\n{step_id}:"
+
+
+def locate_marker(step_id: str) -> str:
+    """What only the retriever of `step_id` has in its first message."""
+    return f"## The step to find the code for\n{step_id}:"
+
+
+def locate_reply(*locations: tuple[str, int, int, str]) -> Reply:
+    """The retriever's answer: (path, start_line, end_line, summary) each."""
+    found = [{"path": p, "start_line": a, "end_line": b, "summary": s} for p, a, b, s in locations]
+    return Reply("```json\n" + json.dumps(found) + "\n```", usage=(40, 5))
 
 
 @pytest.fixture
@@ -44,7 +57,19 @@ def shapes(tmp_path: Path) -> Path:
     return root
 
 
-def plan_reply(*steps: dict[str, object]) -> Reply:
+def record_reply(**fields: object) -> Reply:
+    """The commander's task record (a feature in the code by default)."""
+    record: dict[str, object] = {
+        "type": "feature",
+        "goal": "implement the two stubs",
+        "modules": ["area.py", "perimeter.py"],
+        "problem": "code",
+    }
+    record.update(fields)
+    return Reply("The record:\n```json\n" + json.dumps(record) + "\n```", usage=(30, 5))
+
+
+def plan_reply(*steps: Mapping[str, object]) -> Reply:
     return Reply("The plan:\n```json\n" + json.dumps(list(steps)) + "\n```", usage=(100, 20))
 
 
@@ -63,7 +88,7 @@ STUB_BODY = "    raise NotImplementedError\n"
 
 
 def edit_step(path: str, body: str, summary: str) -> list[Reply]:
-    """A worker: read the file, replace the stub's body, finish."""
+    """An editor: read the file, replace the stub's body, finish."""
     edit = {"path": path, "old_text": STUB_BODY, "new_text": body}
     return [
         Reply(tool_calls=[ToolCall("read_file", {"path": path})], usage=(50, 10)),
@@ -76,5 +101,5 @@ AREA_BODY = "    return side * side\n"
 PERIMETER_BODY = "    return 4 * side\n"
 
 
-def review(findings: list[dict[str, object]]) -> Reply:
+def review(findings: Sequence[Mapping[str, object]]) -> Reply:
     return Reply("```json\n" + json.dumps(findings) + "\n```", usage=(80, 10))

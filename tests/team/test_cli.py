@@ -15,6 +15,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
+    COMMANDER,
     PERIMETER,
     PERIMETER_BODY,
     PLANNER,
@@ -22,7 +23,10 @@ from tests.team.conftest import (
     TASK,
     TWO_STEPS,
     edit_step,
+    locate_marker,
+    locate_reply,
     plan_reply,
+    record_reply,
     review,
     step_marker,
 )
@@ -44,7 +48,10 @@ def team_state(root: Path) -> dict[str, Any] | None:
 
 
 def script_feature(fake: FakeOpenAIServer) -> None:
+    fake.script_for(COMMANDER, record_reply())
     fake.script_for(PLANNER, plan_reply(*TWO_STEPS))
+    fake.script_for(locate_marker("s1"), locate_reply(("area.py", 1, 2, "the stub")))
+    fake.script_for(locate_marker("s2"), locate_reply(("perimeter.py", 1, 2, "the stub")))
     fake.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake.script_for(step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done"))
     fake.script_for(REVIEWER, review([]))
@@ -58,9 +65,15 @@ def test_run_team_does_a_two_module_feature_and_exits_zero(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "■ team completed: done: 2 steps (s1, s2); full suite: 2 passed" in done.stdout
     assert "  s1 [done] implement square_area" in done.stdout
-    assert "tokens by role: planner 120, worker 420, reviewer 90 tokens" in done.stdout
-    assert "[worker s2]" in done.stdout  # progress names the role and the step
-    assert "team: planner completed (120 tokens); so far planner 120 tokens" in done.stdout
+    assert (
+        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
+        in done.stdout
+    )
+    assert "[editor s2]" in done.stdout  # progress names the role and the step
+    assert (
+        "team: planner completed (120 tokens); so far commander 35, planner 120 tokens"
+        in done.stdout
+    )
     assert (shapes / "area.py").read_text() == AREA
     assert (shapes / "perimeter.py").read_text() == PERIMETER
     assert "Traceback" not in done.stderr
@@ -70,6 +83,7 @@ def test_a_team_task_killed_in_executing_is_resumed_to_done(
     shapes: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
     s1_then_s2 = (TWO_STEPS[0], {**TWO_STEPS[1], "depends_on": ["s1"]})
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*s1_then_s2))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     release = threading.Event()
@@ -139,6 +153,7 @@ def test_run_team_without_a_test_runner_is_done_unverified_and_exits_3(
     folder = tmp_path / "plain"
     folder.mkdir()
     (folder / "notes.txt").write_text("todo\n")
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "mark the notes done", "files": ["notes.txt"]})
     )

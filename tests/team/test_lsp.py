@@ -31,8 +31,11 @@ async def test_run_task_with_team_true_runs_the_team_in_the_editor(
         }
     message = done.message
     assert message.startswith("agent-lsp: completed: done: 2 steps (s1, s2); full suite: 2 passed")
-    assert "tokens by role: planner 120, worker 420, reviewer 90 tokens" in message
-    assert "8 model calls, 4 tool runs, tokens: 540 in, 90 out" in message
+    assert (
+        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
+        in message
+    )
+    assert "11 model calls, 4 tool runs, tokens: 650 in, 105 out" in message
     assert "(changed: area.py, perimeter.py)" in done.message or (
         "(changed: perimeter.py, area.py)" in done.message
     )
@@ -42,5 +45,5 @@ async def test_run_task_with_team_true_runs_the_team_in_the_editor(
     assert labels == ["agent-lsp: edit area.py", "agent-lsp: edit perimeter.py"]
     # progress names the role and the step
     assert "agent-lsp: [planner] " in log
-    assert "agent-lsp: [worker s1] " in log and "agent-lsp: [worker s2] " in log
+    assert "agent-lsp: [editor s1] " in log and "agent-lsp: [editor s2] " in log
     assert "agent-lsp: team: DONE" in log

@@ -20,6 +20,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
+    COMMANDER,
     PERIMETER,
     PERIMETER_BODY,
     PLANNER,
@@ -27,7 +28,10 @@ from tests.team.conftest import (
     TASK,
     TWO_STEPS,
     edit_step,
+    locate_marker,
+    locate_reply,
     plan_reply,
+    record_reply,
     review,
     step_marker,
 )
@@ -63,7 +67,10 @@ def tool_names(request: dict[str, Any]) -> set[str]:
 async def test_a_two_module_feature_over_two_workers(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
+    fake_openai.script_for(locate_marker("s1"), locate_reply(("area.py", 1, 2, "the stub")))
+    fake_openai.script_for(locate_marker("s2"), locate_reply(("perimeter.py", 1, 2, "the stub")))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
         step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
@@ -84,11 +91,16 @@ async def test_a_two_module_feature_over_two_workers(
     assert "full suite: 2 passed" in outcome.summary
     # tokens per role, summed from each loop's usage (the fake reports what was scripted)
     assert {k: v.total for k, v in outcome.usage.items()} == {
+        "commander": 35,
         "planner": 120,
-        "worker": 2 * (60 + 70 + 80),
+        "retriever": 90,
+        "editor": 2 * (60 + 70 + 80),
         "reviewer": 90,
     }
-    assert "tokens by role: planner 120, worker 420, reviewer 90 tokens" in outcome.summary
+    assert (
+        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
+        in outcome.summary
+    )
     # routing: each worker's request held its own step and nothing of the other's or the task
     s1, s2 = (
         requests_of(fake_openai, step_marker("s1")),
@@ -96,6 +108,7 @@ async def test_a_two_module_feature_over_two_workers(
     )
     assert len(s1) == 3 and len(s2) == 3
     assert "implement square_area" in first_user(s1[0])
+    assert "### area.py lines 1-2: the stub\n   1| def square_area(side):" in first_user(s1[0])
     for request in s1:
         text = first_user(request)
         assert "square_perimeter" not in text and "perimeter.py" not in text and TASK not in text
@@ -133,30 +146,31 @@ async def test_a_two_module_feature_over_two_workers(
     assert [s["status"] for s in saved["steps"]] == ["done", "done"]
     # progress names the role and the step
     messages = [e.message for e in channel.events]
-    assert any(m.startswith("[worker s1] ") for m in messages)
+    assert any(m.startswith("[editor s1] ") for m in messages)
     assert any(m.startswith("[planner] ") for m in messages)
     assert "team: DONE" in messages
 
 
-async def test_a_runaway_worker_is_stopped_by_its_share_of_the_budget(
+async def test_a_runaway_editor_is_stopped_by_its_share_of_the_budget(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
-    # the worker reads the same file forever, each call costing 1000 tokens
+    # the editor lists the files forever, each call costing 1000 tokens
     runaway = Reply(tool_calls=[ToolCall("list_files", {})], usage=(900, 100))
     fake_openai.script_for(step_marker("s1"), *[runaway] * 40)
     session = make_session(shapes, fake_openai.base_url)
     try:
-        options = TeamOptions(tokens=5000)  # worker share: 60% = 3000 tokens
+        options = TeamOptions(tokens=5000)  # editor share: 40% = 2000 tokens
         outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
     finally:
         await session.aclose()
     assert outcome.phase is Phase.FAILED
-    assert "step failed: s1: token budget (3000 of 3000 tokens) used up" in outcome.summary
-    assert outcome.usage["worker"].total == 3000
-    assert len(requests_of(fake_openai, step_marker("s1"))) == 3
+    assert "step failed: s1: token budget (2000 of 2000 tokens) used up" in outcome.summary
+    assert outcome.usage["editor"].total == 2000
+    assert len(requests_of(fake_openai, step_marker("s1"))) == 2
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
     assert not requests_of(fake_openai, REVIEWER)
 
@@ -164,6 +178,7 @@ async def test_a_runaway_worker_is_stopped_by_its_share_of_the_budget(
 async def test_a_finding_sends_a_step_back_and_the_round_limit_ends_it(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
@@ -207,6 +222,8 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         while area.read_text() != AREA and time.monotonic() < deadline:
             time.sleep(0.05)
         return Reply(tool_calls=[ToolCall("edit_file", docstring)])
+
+    fake_openai.script_for(COMMANDER, record_reply())
 
     fake_openai.script_for(
         PLANNER,
@@ -266,6 +283,7 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
 async def test_a_worker_past_the_time_budget_is_stopped(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
@@ -284,6 +302,7 @@ async def test_a_worker_past_the_time_budget_is_stopped(
 async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, Reply("First I would look at area.py, then think."))
     session = make_session(shapes, fake_openai.base_url)
     try:
@@ -294,7 +313,7 @@ async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
     assert outcome.summary.startswith(
         "failed in PLANNING: the plan is not JSON (Expecting value): First I would look"
     )
-    assert len(fake_openai.requests) == 1  # no worker, no reviewer
+    assert len(fake_openai.requests) == 2  # the commander, the planner; no worker, no reviewer
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
 
 
@@ -302,6 +321,7 @@ async def test_a_failing_suite_becomes_a_step_with_the_failures(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     # the plan forgets the perimeter: the suite fails, a step carries the failure to a worker
+    fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
