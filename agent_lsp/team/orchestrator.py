@@ -16,7 +16,8 @@ from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
-from agent_lsp.team.plan import read_findings, read_steps
+from agent_lsp.team.plan import read_steps
+from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
@@ -130,6 +131,7 @@ class Orchestrator:
         offered = {
             "task": state.instruction,
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
+            "findings": "\n".join(state.open_findings),
         }
         outcome, _ = await runner.run(PLANNER, offered, "planner")
         if outcome.status is not TaskStatus.COMPLETED:
@@ -147,6 +149,7 @@ class Orchestrator:
                 if old.id in step.depends_on:
                     step.depends_on = [d for d in step.depends_on if d != old.id] + new_ids
         state.steps.extend(steps)
+        state.open_findings = []
         await self._say("team: plan: " + "; ".join(f"{s.id} {s.goal}" for s in steps))
         await self._move(state, Phase.EXECUTING)
 
@@ -197,24 +200,29 @@ class Orchestrator:
         await self._move(state, Phase.EXECUTING, f"the suite fails: {summary}")
 
     async def _review(self, runner: RoleRunner, state: TeamState) -> None:
+        checks = await review_checks(
+            self.host.root, self.host.git, self.channel, state.changed, self.host.lint
+        )
         offered = {
             "task": state.instruction,
             "diff_files": "\n".join(state.changed),
             "suite": state.verify_summary,
+            "diff": checks.diff,
+            "checks": checks.text(),
         }
         outcome, _ = await runner.run(REVIEWER, offered, "reviewer")
         if outcome.status is not TaskStatus.COMPLETED:
             await self._move(state, Phase.FAILED, f"the reviewer stopped: {outcome.summary}")
             return
         try:
-            findings = read_findings(outcome.summary)
+            findings = merged(read_review(outcome.summary), checks)
         except AgentLspError as exc:
             await self._move(state, Phase.FAILED, str(exc))
             return
         if not findings:
             await self._move(state, Phase.DONE)
             return
-        texts = [f.finding for f in findings]
+        texts = [f.text() for f in findings]
         state.findings.extend(texts)
         if state.review_round >= self.options.review_rounds:
             limit = self.options.review_rounds
@@ -222,17 +230,9 @@ class Orchestrator:
             await self._move(state, Phase.FAILED, why)
             return
         state.review_round += 1
+        state.open_findings = texts  # the planner turns them into steps
         n = state.review_round
-        for i, finding in enumerate(findings, 1):
-            state.steps.append(
-                Step(
-                    id=f"r{n}-{i}",
-                    goal=f"resolve the review finding: {finding.finding}",
-                    files=finding.files,
-                    done="the finding is resolved",
-                )
-            )
-        await self._move(state, Phase.EXECUTING, f"review round {n}: {len(findings)} findings")
+        await self._move(state, Phase.PLANNING, f"review round {n}: {len(findings)} findings")
 
     def _outcome(self, state: TeamState) -> TeamOutcome:
         done = [s.id for s in state.steps if s.status is StepStatus.DONE]

@@ -38,7 +38,7 @@ PLANNER = Role(
         "each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("task", "failed_steps"),
+    keys=("task", "failed_steps", "findings"),
     share=0.2,
 )
 
@@ -58,13 +58,15 @@ WORKER = Role(
 REVIEWER = Role(
     name="reviewer",
     prompt=(
-        "You are the reviewer of a team: read-only. Check the change (git_diff) against the "
-        "task. Answer with ONE fenced ```json block holding a list of findings, each "
-        '{"finding": "what is wrong", "files": ["path"]}; an empty list [] when the '
-        "change is right."
+        "You are the reviewer of a team: read-only. Check the change (its diff is below) "
+        "against the task: syntax, leaked secrets, ignored errors, performance, style. The "
+        "checks already run are listed; do not repeat them. Answer with ONE fenced ```json "
+        'block holding a list of findings, each {"severity": "error|warning|info", "file": '
+        '"path", "line": 1, "category": "...", "finding": "what is wrong", "suggestion": '
+        '"how to fix it"}; an empty list [] when the change is right.'
     ),
     tools=READ_TOOLS,
-    keys=("task", "diff_files", "suite"),
+    keys=("task", "diff_files", "suite", "diff", "checks"),
     share=0.2,
 )
 

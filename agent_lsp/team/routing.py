@@ -16,6 +16,9 @@ TITLES = {
     "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",
     "suite": "The full test suite",
+    "diff": "The merged diff",
+    "checks": "Findings of the checks already run (whitespace, secrets, ignored errors, lint)",
+    "findings": "Review findings: plan the steps that resolve them",
 }
 
 

@@ -39,7 +39,7 @@ NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.PLANNING: (Phase.EXECUTING,),
     Phase.EXECUTING: (Phase.VERIFYING, Phase.PLANNING),
     Phase.VERIFYING: (Phase.REVIEWING, Phase.EXECUTING),
-    Phase.REVIEWING: (Phase.DONE, Phase.EXECUTING),
+    Phase.REVIEWING: (Phase.DONE, Phase.PLANNING, Phase.EXECUTING),
     Phase.DONE: (),
     Phase.FAILED: (),
 }
@@ -85,6 +85,7 @@ class TeamState(BaseModel):
     steps: list[Step] = Field(default_factory=list[Step])
     review_round: int = 0
     findings: list[str] = Field(default_factory=list[str])  # every review finding so far
+    open_findings: list[str] = Field(default_factory=list[str])  # for the planner to plan
     verify_summary: str = ""
     verified: bool = False  # the full suite passed on the final text
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,10 @@ def shapes(tmp_path: Path) -> Path:
     return root
 
 
-def plan_reply(*steps: dict[str, object]) -> Reply:
-    return Reply("The plan:\n```json\n" + json.dumps(list(steps)) + "\n```", usage=(100, 20))
+def plan_reply(*steps: Mapping[str, object]) -> Reply:
+    return Reply(
+        "The plan:\n```json\n" + json.dumps([dict(s) for s in steps]) + "\n```", usage=(100, 20)
+    )
 
 
 TWO_STEPS = (
@@ -76,5 +79,5 @@ AREA_BODY = "    return side * side\n"
 PERIMETER_BODY = "    return 4 * side\n"
 
 
-def review(findings: list[dict[str, object]]) -> Reply:
-    return Reply("```json\n" + json.dumps(findings) + "\n```", usage=(80, 10))
+def review(findings: Sequence[Mapping[str, object]]) -> Reply:
+    return Reply("```json\n" + json.dumps([dict(f) for f in findings]) + "\n```", usage=(80, 10))
