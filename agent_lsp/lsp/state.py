@@ -194,9 +194,13 @@ class AgentState:
             on_done=lambda: suggestions.record(key, path.resolve()),
         )
 
-    def run_task(self, text: str, uri: str | None = None, team: bool = False) -> dict[str, str]:
-        """A free-text task, in the folder of `uri` (the file the user is in) if given."""
+    def run_task(
+        self, text: str, uri: str | None = None, team: bool | None = None
+    ) -> dict[str, str]:
+        """A free-text task, in the folder of `uri` (the file the user is in) if given; in team
+        mode when `team` says so or, not given, the `team.enabled` setting does."""
         session = self.session_for(uri)
+        team = session.settings.team.enabled if team is None else team
         path = uri_to_path(uri) if uri else None
         relative = _relative(session.root, path) if path else None
         task = Task(kind=TaskKind.TASK, instruction=text, path=relative)

@@ -8,6 +8,7 @@ import time
 
 from pydantic import BaseModel, Field
 
+from agent_lsp.config.schema import TeamProgress, TeamSettings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.verify import NotPermittedError, format_report
 from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, Usage
@@ -31,6 +32,18 @@ class TeamOptions(BaseModel):
     review_rounds: int = 2
     tokens: int | None = None  # default: the settings' maxTokens
     seconds: float = TIME_BUDGET
+    verbose: bool = False  # progress: every step of every role, not only the milestones
+
+    @classmethod
+    def of(cls, team: TeamSettings) -> TeamOptions:
+        """The options the `team` settings give."""
+        return cls(
+            workers=team.workers,
+            review_rounds=team.review_rounds,
+            tokens=team.budget_tokens,
+            seconds=team.budget_seconds,
+            verbose=team.progress is TeamProgress.VERBOSE,
+        )
 
 
 class TeamOutcome(BaseModel):
@@ -71,7 +84,7 @@ class Orchestrator:
     ) -> None:
         self.host = host
         self.channel = channel
-        self.options = options or TeamOptions()
+        self.options = options or TeamOptions.of(host.settings.team)
         self.store = TeamStore(host.root)
 
     async def run(self, instruction: str) -> TeamOutcome:
