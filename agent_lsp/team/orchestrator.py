@@ -11,13 +11,14 @@ from pydantic import BaseModel, Field
 from agent_lsp.config.schema import TeamProgress, TeamSettings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.verify import NotPermittedError, format_report
-from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, Usage
+from agent_lsp.messages import TaskOutcome, TaskStatus, Usage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.plan import read_steps
+from agent_lsp.team.presenter import Presenter, milestone
 from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
@@ -83,8 +84,8 @@ class Orchestrator:
         self, host: TeamHost, channel: EditorChannel, options: TeamOptions | None = None
     ) -> None:
         self.host = host
-        self.channel = channel
         self.options = options or TeamOptions.of(host.settings.team)
+        self.channel = Presenter(channel, self.options.verbose)
         self.store = TeamStore(host.root)
 
     async def run(self, instruction: str) -> TeamOutcome:
@@ -102,7 +103,7 @@ class Orchestrator:
         return await self._drive(state)
 
     async def _say(self, message: str) -> None:
-        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+        await self.channel.report(milestone(message))
 
     async def _move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         self.store.move(state, phase, reason)

@@ -59,7 +59,7 @@ def test_run_team_does_a_two_module_feature_and_exits_zero(
     assert "■ team completed: done: 2 steps (s1, s2); full suite: 2 passed" in done.stdout
     assert "  s1 [done] implement square_area" in done.stdout
     assert "tokens by role: planner 120, worker 420, reviewer 90 tokens" in done.stdout
-    assert "[worker s2]" in done.stdout  # progress names the role and the step
+    assert "team: worker s2 completed (210 tokens)" in done.stdout  # names role and step
     assert "team: planner completed (120 tokens); so far planner 120 tokens" in done.stdout
     assert (shapes / "area.py").read_text() == AREA
     assert (shapes / "perimeter.py").read_text() == PERIMETER

@@ -133,8 +133,8 @@ async def test_a_two_module_feature_over_two_workers(
     assert [s["status"] for s in saved["steps"]] == ["done", "done"]
     # progress names the role and the step
     messages = [e.message for e in channel.events]
-    assert any(m.startswith("[worker s1] ") for m in messages)
-    assert any(m.startswith("[planner] ") for m in messages)
+    assert any(m.startswith("team: worker s1 completed (210 tokens)") for m in messages)
+    assert any(m.startswith("team: planner completed (120 tokens)") for m in messages)
     assert "team: DONE" in messages
 
 
