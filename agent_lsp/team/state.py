@@ -95,6 +95,7 @@ class TeamState(BaseModel):
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
     reason: str = ""  # why the task failed
     seconds: float = 0.0  # wall time spent in earlier runs (a resumed task)
+    discarded: bool = False  # the user declined to resume it
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -144,6 +145,11 @@ class TeamStore:
             if state.phase not in FINAL:
                 return state
         return None
+
+    def discard(self, state: TeamState) -> None:
+        """The user declined to resume it: FAILED, marked discarded, never offered again."""
+        state.discarded = True
+        self.move(state, Phase.FAILED, "discarded by the user")
 
     def move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         """A transition, checked against the machine, then checkpointed."""
