@@ -46,11 +46,12 @@ WORKER = Role(
     name="worker",
     prompt=(
         "You are a worker of a team: do exactly this one step, nothing else (other workers do "
-        "the other steps at the same time). Read the files first, edit them, run the tests "
+        "the other steps at the same time). Your step's files are given below when they are "
+        "small (as read: edit them at once); read any other file first. Edit, run the tests "
         "that concern your step, then answer with a one-line summary."
     ),
     tools=(*READ_TOOLS, "edit_file", "write_file", "run_tests", "run_command"),
-    keys=("step", "step_files", "step_done", "note"),
+    keys=("step", "step_files", "step_text", "step_done", "note"),
     share=0.6,
     writes=True,
 )

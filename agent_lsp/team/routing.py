@@ -12,6 +12,7 @@ TITLES = {
     "failed_steps": "Steps that failed and must be planned again",
     "step": "Your step",
     "step_files": "Files of your step",
+    "step_text": "The text of your step's files",
     "step_done": "The step is done when",
     "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",

@@ -15,6 +15,7 @@ from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.budget import Budget, add_usage, per_role
 from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.host import TeamHost
+from agent_lsp.team.preload import step_texts
 from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
@@ -52,6 +53,9 @@ class RoleRunner:
         channel = RoleChannel(self.channel, label, locks if role.writes else None, start_hashes)
         agent = self.host.make_agent(channel, self.profile, "", read_only=not role.writes)
         channel.workspace = agent.workspace
+        if "step_text" in role.keys and offered.get("step_files"):  # saves a read_file call
+            text = step_texts(agent.workspace, offered["step_files"].splitlines())
+            offered = {**offered, "step_text": text}
         box = agent.toolbox
         agent.toolbox = ToolBox(
             [tool for name, tool in box.tools.items() if name in role.tools],

@@ -20,6 +20,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
+    AREA_STUB,
     PERIMETER,
     PERIMETER_BODY,
     PLANNER,
@@ -96,6 +97,8 @@ async def test_a_two_module_feature_over_two_workers(
     )
     assert len(s1) == 3 and len(s2) == 3
     assert "implement square_area" in first_user(s1[0])
+    # the step's file came with the step (no read_file turn needed), and only that one
+    assert f"## The text of your step's files\narea.py:\n```\n{AREA_STUB}```" in first_user(s1[0])
     for request in s1:
         text = first_user(request)
         assert "square_perimeter" not in text and "perimeter.py" not in text and TASK not in text
