@@ -91,6 +91,7 @@ async def review_checks(
     """The checks on the files the team changed (relative to `root`)."""
     parts: list[str] = []
     ends_blank: set[str] = set()
+    based = (await git.run("rev-parse", "--verify", "-q", "HEAD")).exit_code == 0
     for rel in changed:
         if git.hide(rel):
             continue  # a secret or denied file: never shown
@@ -110,6 +111,11 @@ async def review_checks(
     findings = whitespace_errors(added, ends_blank) + leaked_secrets(added) + ignored_errors(added)
     if lint is not None and lint_configured(root):
         findings += _lint_findings(await lint(channel), added)
+    if not based:  # no commit to diff against: whole files, old lines too, so nothing forced
+        findings = [f.model_copy(update={"severity": Severity.WARNING}) for f in findings]
+        diff = (
+            f"(no git commit to compare with: the changed files in whole)\n{diff}" if diff else ""
+        )
     if len(diff) > DIFF_LIMIT:
         diff = diff[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} of {len(diff)} characters)"
     return ReviewChecks(diff=diff, findings=findings)

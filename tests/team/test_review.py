@@ -139,6 +139,33 @@ async def test_a_checks_error_left_unfixed_ends_at_the_round_limit(
     assert (root / "notes.txt").read_text() == "done \n"
 
 
+async def test_without_git_the_checks_are_shown_but_not_forced(
+    tmp_path: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # no commit to diff against: the whole file counts as changed, its old lines too, so
+    # what the scans find there is a warning for the reviewer, not a forced finding
+    root = tmp_path / "nogit"
+    root.mkdir()
+    (root / "app.ini").write_text('key = "AKIAIOSFODNN7EXAMPLE"\nretries = 2\n')
+    fake_openai.script_for(
+        PLANNER, plan_reply({"id": "s1", "goal": "retry three times", "files": ["app.ini"]})
+    )
+    fake_openai.script_for(
+        step_marker("s1"), *edit("app.ini", "retries = 2\n", "retries = 3\n", "set")
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    session = make_session(root, fake_openai.base_url)
+    try:
+        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
+    finally:
+        await session.aclose()
+    assert outcome.phase is Phase.DONE, outcome.summary
+    shown = first_user(requests_of(fake_openai, REVIEWER)[0])
+    assert "(no git commit to compare with: the changed files in whole)" in shown
+    assert "warning app.ini:1 [secret] an AWS access key id in the code" in shown
+    assert len(requests_of(fake_openai, PLANNER)) == 1
+
+
 def scan(path: str, *lines: str) -> list[str]:
     diff = f"--- a/{path}\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n"
     diff += "".join(f"+{line}\n" for line in lines)
