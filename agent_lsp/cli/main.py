@@ -290,7 +290,8 @@ def _main(argv: list[str]) -> int:
             return EXIT_USAGE
         from agent_lsp.cli import team
 
-        if args.team or (args.resume and team.pending_team(args.root)):
+        chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
+        if chosen or (args.resume and team.pending_team(args.root)):
             return asyncio.run(
                 team.run_team(
                     args.root, args.task or "", resume=args.resume, max_steps=args.max_steps

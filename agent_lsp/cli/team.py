@@ -23,6 +23,11 @@ def pending_team(root: Path) -> bool:
     return TeamStore(root).pending() is not None
 
 
+def team_enabled(root: Path) -> bool:
+    """The `team.enabled` setting: `run "…"` runs the team without `--team`."""
+    return load_settings(root).settings.team.enabled
+
+
 async def run_team(
     root: Path,
     instruction: str,

@@ -237,6 +237,42 @@ class CompactionSettings(_Section):
         return {"fix": self.fix, "explain": self.explain}.get(kind, self.task)
 
 
+class TeamProgress(StrEnum):
+    TERSE = "terse"
+    VERBOSE = "verbose"
+
+
+class TeamSettings(_Section):
+    enabled: bool = Field(
+        False,
+        description="Run free-text tasks (`agentLsp.runTask`, `agent-lsp run`) in team mode "
+        "without asking for it: a planner, parallel workers and a reviewer. "
+        '`"team": false` or a fix task still runs the single agent.',
+    )
+    workers: int = Field(2, ge=1, le=8, description="Workers of a team task at once.")
+    review_rounds: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Rounds of review findings (or a failing suite) sent back to the planner "
+        "before a team task fails.",
+    )
+    budget_tokens: int | None = Field(
+        None,
+        ge=1_000,
+        description="Token budget of one team task, split across the roles (planner 20%, "
+        "workers 60%, reviewer 20%); null = `maxTokens`.",
+    )
+    budget_seconds: float = Field(
+        3600.0, gt=0, description="Seconds one team task may take, resumed runs included."
+    )
+    progress: TeamProgress = Field(
+        TeamProgress.TERSE,
+        description="`terse`: the team's milestones (phases, steps done or failed); `verbose`: "
+        "every step of every role as well.",
+    )
+
+
 class Settings(_Section):
     """Every agent-lsp setting (camelCase keys on the wire)."""
 
@@ -285,3 +321,4 @@ class Settings(_Section):
     compaction: CompactionSettings = Field(
         default_factory=lambda: CompactionSettings.model_validate({})
     )
+    team: TeamSettings = Field(default_factory=lambda: TeamSettings.model_validate({}))

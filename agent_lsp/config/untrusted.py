@@ -63,6 +63,12 @@ UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     ("compaction", "task"): "free",
     ("compaction", "explain"): "free",
     ("compaction", "summarise"): "off",
+    ("team", "enabled"): "free",  # team mode widens no permission; its budget is bounded
+    ("team", "workers"): "free",
+    ("team", "reviewRounds"): "free",
+    ("team", "budgetTokens"): "free",
+    ("team", "budgetSeconds"): "free",
+    ("team", "progress"): "free",
 }
 
 

@@ -187,8 +187,9 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         if not text:
             return {"error": 'agentLsp.runTask needs {"task": "..."}'}
         uri = given.get("uri")
-        team = given.get("team") is True  # team mode (agent_lsp.team)
-        return ls.state.run_task(text, str(uri) if uri else None, team=team)
+        team = given.get("team")  # team mode (agent_lsp.team); unset: the `team.enabled` setting
+        chosen = team if isinstance(team, bool) else None
+        return ls.state.run_task(text, str(uri) if uri else None, team=chosen)
 
     @server.command(RUN_TESTS_COMMAND)
     def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:

@@ -27,6 +27,7 @@ from agent_lsp.lsp.questions import Questions
 from agent_lsp.lsp.steer import UserControl
 from agent_lsp.lsp.suggestions import Suggestions
 from agent_lsp.lsp.tasks import TaskManager
+from agent_lsp.lsp.team_resume import offer_team_resume
 from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
@@ -194,9 +195,13 @@ class AgentState:
             on_done=lambda: suggestions.record(key, path.resolve()),
         )
 
-    def run_task(self, text: str, uri: str | None = None, team: bool = False) -> dict[str, str]:
-        """A free-text task, in the folder of `uri` (the file the user is in) if given."""
+    def run_task(
+        self, text: str, uri: str | None = None, team: bool | None = None
+    ) -> dict[str, str]:
+        """A free-text task, in the folder of `uri` (the file the user is in) if given; in team
+        mode when `team` says so or, not given, the `team.enabled` setting does."""
         session = self.session_for(uri)
+        team = session.settings.team.enabled if team is None else team
         path = uri_to_path(uri) if uri else None
         relative = _relative(session.root, path) if path else None
         task = Task(kind=TaskKind.TASK, instruction=text, path=relative)
@@ -332,8 +337,11 @@ class AgentState:
         return {"status": "accepted"}
 
     async def offer_resume(self) -> None:
-        """A task cut short by a crash or restart: ask whether to go on with it."""
+        """A task cut short by a crash or restart (a team task also by a cancel): ask whether
+        to go on with it."""
         session = self.session
+        if await offer_team_resume(self.server, self.tasks, session):
+            return  # one offer at a time: the team task's first
         offer = await asyncio.to_thread(session.pending_resume)
         if offer is None:
             return

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE = 5.0  # seconds
+TEAM_CANCELLED = (
+    "cancelled — the team task stays resumable: resume it with `agent-lsp run --resume`, or "
+    "accept the resume offer when the server starts again"
+)
 
 _MESSAGE_TYPE = {
     TaskStatus.COMPLETED: t.MessageType.Info,
@@ -63,7 +67,9 @@ async def _run_task(
     if team:  # team mode: a planner, parallel workers and a reviewer (agent_lsp.team)
         from agent_lsp.team import Orchestrator
 
-        return (await Orchestrator(session, channel).run(task.instruction)).as_task_outcome()
+        crew = Orchestrator(session, channel)
+        done = await (crew.resume() if resume else crew.run(task.instruction))
+        return done.as_task_outcome()
     return await session.run_task(
         task, channel, resume=resume, hint=hint, task_id=continues, tools=tools
     )
@@ -89,6 +95,7 @@ class TaskManager:
         # loop: the next task waits for it, so two tasks never share the loop (and the model).
         self._stopping: asyncio.Task[None] | None = None
         self.outcomes: dict[str, TaskOutcome] = {}
+        self.teams: set[str] = set()  # the ids of team tasks
         self.worker = AgentThread()
         self.session: Session | None = None  # the running task's
         # The latest task that stopped short: (its id, the uri of its file) — offered to
@@ -134,6 +141,8 @@ class TaskManager:
         if on_done is not None:
             job.add_done_callback(lambda _: on_done())
         self.running = (task_id, job)
+        if team:
+            self.teams.add(task_id)
         self.session = session
         self.stopped = None
         return task_id
@@ -158,6 +167,10 @@ class TaskManager:
         asyncio.get_running_loop().call_later(CANCEL_GRACE, self._abandon, task_id)
         return True
 
+    def _cancelled(self, task_id: str) -> str:
+        """A cancelled team task keeps its checkpoint: it is resumed where it stopped."""
+        return TEAM_CANCELLED if task_id in self.teams else "cancelled"
+
     def _abandon(self, task_id: str) -> None:
         if task_id in self.outcomes or self.running is None or self.running[0] != task_id:
             return
@@ -168,7 +181,7 @@ class TaskManager:
         )
         self._stopping = self.running[1]
         self.running = None
-        outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
+        outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary=self._cancelled(task_id))
         self.outcomes[task_id] = outcome
         self._finish(self.tokens.get(task_id), task_id, outcome)
 
@@ -205,8 +218,8 @@ class TaskManager:
             job = _run_task(session, task, remote, resume, hint, continues, team, tools)
             outcome = await self.worker.run(job)
         except asyncio.CancelledError:
-            outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary="cancelled")
-            if self.user_cancelled:  # a deliberate cancel is not offered for resuming later
+            outcome = TaskOutcome(status=TaskStatus.CANCELLED, summary=self._cancelled(task_id))
+            if self.user_cancelled and task_id not in self.teams:  # not offered again later
                 try:
                     session.discard_resume()
                 except Exception:  # the outcome is still reported

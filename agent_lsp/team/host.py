@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from adapters.linters import LintIssue
 from agent_lsp.config.schema import Settings
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
 from agent_lsp.loop.verify import Verifier
+from agent_lsp.project.git import Git
 from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.seams import EditorChannel
 
@@ -24,7 +26,16 @@ class TeamHost(Protocol):
     @property
     def verifier(self) -> Verifier | None: ...
 
+    @property
+    def git(self) -> Git:
+        """Read-only git (the review's diff against HEAD)."""
+        ...
+
     async def profile(self) -> str: ...
+
+    async def lint(self, channel: EditorChannel) -> list[LintIssue]:
+        """The project's linters on the editor's text."""
+        ...
 
     def gate(self, channel: EditorChannel) -> CommandPolicy:
         """The permission gate (the user's policy) the team's own test run goes through."""

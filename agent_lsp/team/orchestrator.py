@@ -8,16 +8,19 @@ import time
 
 from pydantic import BaseModel, Field
 
+from agent_lsp.config.schema import TeamProgress, TeamSettings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.verify import NotPermittedError, format_report
-from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus, Usage
+from agent_lsp.messages import TaskOutcome, TaskStatus, Usage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.commander import command, diagnosis_summary
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
-from agent_lsp.team.plan import read_findings, read_steps
+from agent_lsp.team.plan import read_steps
+from agent_lsp.team.presenter import Presenter, milestone
+from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
@@ -33,6 +36,18 @@ class TeamOptions(BaseModel):
     review_rounds: int = 2
     tokens: int | None = None  # default: the settings' maxTokens
     seconds: float = TIME_BUDGET
+    verbose: bool = False  # progress: every step of every role, not only the milestones
+
+    @classmethod
+    def of(cls, team: TeamSettings) -> TeamOptions:
+        """The options the `team` settings give."""
+        return cls(
+            workers=team.workers,
+            review_rounds=team.review_rounds,
+            tokens=team.budget_tokens,
+            seconds=team.budget_seconds,
+            verbose=team.progress is TeamProgress.VERBOSE,
+        )
 
 
 class TeamOutcome(BaseModel):
@@ -72,8 +87,8 @@ class Orchestrator:
         self, host: TeamHost, channel: EditorChannel, options: TeamOptions | None = None
     ) -> None:
         self.host = host
-        self.channel = channel
-        self.options = options or TeamOptions()
+        self.options = options or TeamOptions.of(host.settings.team)
+        self.channel = Presenter(channel, self.options.verbose)
         self.store = TeamStore(host.root)
 
     async def run(self, instruction: str) -> TeamOutcome:
@@ -91,7 +106,7 @@ class Orchestrator:
         return await self._drive(state)
 
     async def _say(self, message: str) -> None:
-        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+        await self.channel.report(milestone(message))
 
     async def _move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         self.store.move(state, phase, reason)
@@ -146,6 +161,7 @@ class Orchestrator:
             "record": record,
             "template": template_text(state.record.type),
             "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
+            "findings": "\n".join(state.open_findings),
         }
         outcome, _ = await runner.run(PLANNER, offered, "planner")
         if outcome.status is not TaskStatus.COMPLETED:
@@ -163,6 +179,7 @@ class Orchestrator:
                 if old.id in step.depends_on:
                     step.depends_on = [d for d in step.depends_on if d != old.id] + new_ids
         state.steps.extend(steps)
+        state.open_findings = []
         await self._say("team: plan: " + "; ".join(f"{s.id} {s.goal}" for s in steps))
         await self._move(state, Phase.EXECUTING)
 
@@ -220,24 +237,29 @@ class Orchestrator:
         await self._move(state, Phase.EXECUTING, f"the suite fails: {summary}")
 
     async def _review(self, runner: RoleRunner, state: TeamState) -> None:
+        checks = await review_checks(
+            self.host.root, self.host.git, self.channel, state.changed, self.host.lint
+        )
         offered = {
             "task": state.instruction,
             "diff_files": "\n".join(state.changed),
             "suite": state.verify_summary,
+            "diff": checks.diff,
+            "checks": checks.text(),
         }
         outcome, _ = await runner.run(REVIEWER, offered, "reviewer")
         if outcome.status is not TaskStatus.COMPLETED:
             await self._move(state, Phase.FAILED, f"the reviewer stopped: {outcome.summary}")
             return
         try:
-            findings = read_findings(outcome.summary)
+            findings = merged(read_review(outcome.summary), checks)
         except AgentLspError as exc:
             await self._move(state, Phase.FAILED, str(exc))
             return
         if not findings:
             await self._move(state, Phase.DONE)
             return
-        texts = [f.finding for f in findings]
+        texts = [f.text() for f in findings]
         state.findings.extend(texts)
         if state.review_round >= self.options.review_rounds:
             limit = self.options.review_rounds
@@ -245,17 +267,9 @@ class Orchestrator:
             await self._move(state, Phase.FAILED, why)
             return
         state.review_round += 1
+        state.open_findings = texts  # the planner turns them into steps
         n = state.review_round
-        for i, finding in enumerate(findings, 1):
-            state.steps.append(
-                Step(
-                    id=f"r{n}-{i}",
-                    goal=f"resolve the review finding: {finding.finding}",
-                    files=finding.files,
-                    done="the finding is resolved",
-                )
-            )
-        await self._move(state, Phase.EXECUTING, f"review round {n}: {len(findings)} findings")
+        await self._move(state, Phase.PLANNING, f"review round {n}: {len(findings)} findings")
 
     def _outcome(self, state: TeamState) -> TeamOutcome:
         done = [s.id for s in state.steps if s.status is StepStatus.DONE]

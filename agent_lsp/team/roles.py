@@ -60,7 +60,7 @@ PLANNER = Role(
         "Steps that touch different files and do not depend on each other run in parallel."
     ),
     tools=READ_TOOLS,
-    keys=("record", "template", "failed_steps", "plan_state"),
+    keys=("record", "template", "failed_steps", "plan_state", "findings"),
     share=0.15,
 )
 
@@ -108,12 +108,13 @@ TESTER = Role(
     name="tester",
     prompt=(
         "You are the tester of a team: write targeted tests for the change (write_file, "
-        "edit_file: test files only) and run them with run_tests. When they pass, answer with a "
+        "edit_file: test files only; your step's files are given below when they are small) "
+        "and run them with run_tests. When they pass, answer with a "
         "one-line summary. When they fail, answer with the root cause: which code is wrong, "
         "where, and why; the planner plans the fix from your words."
     ),
     tools=(*READ_TOOLS, "write_file", "edit_file", "run_tests"),
-    keys=("step", "step_files", "step_done", "note"),
+    keys=("step", "step_files", "step_text", "step_done", "note"),
     share=0.1,
     writes=True,
     test_files_only=True,
@@ -124,13 +125,15 @@ WORKER = EDITOR  # the first slice's name for the one role that did every step
 REVIEWER = Role(
     name="reviewer",
     prompt=(
-        "You are the reviewer of a team: read-only. Check the change (git_diff) against the "
-        "task. Answer with ONE fenced ```json block holding a list of findings, each "
-        '{"finding": "what is wrong", "files": ["path"]}; an empty list [] when the '
-        "change is right."
+        "You are the reviewer of a team: read-only. Check the change (its diff is below) "
+        "against the task: syntax, leaked secrets, ignored errors, performance, style. The "
+        "checks already run are listed; do not repeat them. Answer with ONE fenced ```json "
+        'block holding a list of findings, each {"severity": "error|warning|info", "file": '
+        '"path", "line": 1, "category": "...", "finding": "what is wrong", "suggestion": '
+        '"how to fix it"}; an empty list [] when the change is right.'
     ),
     tools=READ_TOOLS,
-    keys=("task", "diff_files", "suite"),
+    keys=("task", "diff_files", "suite", "diff", "checks"),
     share=0.2,
 )
 

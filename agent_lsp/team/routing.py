@@ -19,10 +19,14 @@ TITLES = {
     "step_files": "Files of your step",
     "locate": "The step to find the code for",
     "snippets": "The code of your step (the lines the retriever located)",
+    "step_text": "The text of your step's files",
     "step_done": "The step is done when",
     "note": "Notes for this step (why it runs, what failed)",
     "diff_files": "Files the team changed",
     "suite": "The full test suite",
+    "diff": "The merged diff",
+    "checks": "Findings of the checks already run (whitespace, secrets, ignored errors, lint)",
+    "findings": "Review findings: plan the steps that resolve them",
 }
 
 
@@ -30,8 +34,8 @@ def first_message(role: Role, offered: Mapping[str, str]) -> str:
     """The role's marker and prompt, then one section per declared key that has a value."""
     parts = [f"{role.marker}\n{role.prompt}"]
     for key in role.keys:
-        value = offered.get(key, "").strip()
-        if value:
+        value = offered.get(key, "").strip("\n")  # a diff's trailing blanks are its content
+        if value.strip():
             parts.append(f"## {TITLES.get(key, key)}\n{value}")
     return "\n\n".join(parts)
 

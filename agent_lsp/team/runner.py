@@ -9,12 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.messages import AgentEvent, EventKind, TaskOutcome, TaskStatus
+from agent_lsp.messages import TaskOutcome, TaskStatus
 from agent_lsp.seams import EditorChannel
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.budget import Budget, add_usage, per_role
 from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.host import TeamHost
+from agent_lsp.team.preload import step_texts
+from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
@@ -55,6 +57,9 @@ class RoleRunner:
         acts = role.writes or role.runs
         agent = self.host.make_agent(channel, self.profile, "", read_only=not acts)
         channel.workspace = agent.workspace
+        if "step_text" in role.keys and offered.get("step_files"):  # saves a read_file call
+            text = step_texts(agent.workspace, offered["step_files"].splitlines())
+            offered = {**offered, "step_text": text}
         box = agent.toolbox
         agent.toolbox = ToolBox(
             [tool for name, tool in box.tools.items() if name in role.tools],
@@ -91,5 +96,5 @@ class RoleRunner:
             f"team: {label} {outcome.status.value} ({used} tokens); "
             f"so far {per_role(self.state.usage)}"
         )
-        await self.channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
+        await self.channel.report(milestone(message, role=role.name, team_step=label))
         return outcome, channel

@@ -42,7 +42,7 @@ NEXT: dict[Phase, tuple[Phase, ...]] = {
     Phase.PLANNING: (Phase.EXECUTING, Phase.DONE),  # DONE: a diagnosis, nothing to do
     Phase.EXECUTING: (Phase.VERIFYING, Phase.PLANNING),
     Phase.VERIFYING: (Phase.REVIEWING, Phase.EXECUTING),
-    Phase.REVIEWING: (Phase.DONE, Phase.EXECUTING),
+    Phase.REVIEWING: (Phase.DONE, Phase.PLANNING, Phase.EXECUTING),
     Phase.DONE: (),
     Phase.FAILED: (),
 }
@@ -91,6 +91,7 @@ class TeamState(BaseModel):
     steps: list[Step] = Field(default_factory=list[Step])
     review_round: int = 0
     findings: list[str] = Field(default_factory=list[str])  # every review finding so far
+    open_findings: list[str] = Field(default_factory=list[str])  # for the planner to plan
     verify_summary: str = ""
     verified: bool = False  # the full suite passed on the final text
     changed: list[str] = Field(default_factory=list[str])  # files the workers changed
@@ -102,6 +103,7 @@ class TeamState(BaseModel):
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
     reason: str = ""  # why the task failed
     seconds: float = 0.0  # wall time spent in earlier runs (a resumed task)
+    discarded: bool = False  # the user declined to resume it
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -151,6 +153,11 @@ class TeamStore:
             if state.phase not in FINAL:
                 return state
         return None
+
+    def discard(self, state: TeamState) -> None:
+        """The user declined to resume it: FAILED, marked discarded, never offered again."""
+        state.discarded = True
+        self.move(state, Phase.FAILED, "discarded by the user")
 
     def move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         """A transition, checked against the machine, then checkpointed."""

@@ -70,7 +70,9 @@ def record_reply(**fields: object) -> Reply:
 
 
 def plan_reply(*steps: Mapping[str, object]) -> Reply:
-    return Reply("The plan:\n```json\n" + json.dumps(list(steps)) + "\n```", usage=(100, 20))
+    return Reply(
+        "The plan:\n```json\n" + json.dumps([dict(s) for s in steps]) + "\n```", usage=(100, 20)
+    )
 
 
 TWO_STEPS = (
@@ -102,4 +104,4 @@ PERIMETER_BODY = "    return 4 * side\n"
 
 
 def review(findings: Sequence[Mapping[str, object]]) -> Reply:
-    return Reply("```json\n" + json.dumps(findings) + "\n```", usage=(80, 10))
+    return Reply("```json\n" + json.dumps([dict(f) for f in findings]) + "\n```", usage=(80, 10))

@@ -69,7 +69,7 @@ def test_run_team_does_a_two_module_feature_and_exits_zero(
         "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
         in done.stdout
     )
-    assert "[editor s2]" in done.stdout  # progress names the role and the step
+    assert "team: editor s2 completed (210 tokens)" in done.stdout  # names role and step
     assert (
         "team: planner completed (120 tokens); so far commander 35, planner 120 tokens"
         in done.stdout

@@ -44,6 +44,7 @@ async def test_run_task_with_team_true_runs_the_team_in_the_editor(
     labels = sorted(p.label or "" for p in client.edits_received)
     assert labels == ["agent-lsp: edit area.py", "agent-lsp: edit perimeter.py"]
     # progress names the role and the step
-    assert "agent-lsp: [planner] " in log
-    assert "agent-lsp: [editor s1] " in log and "agent-lsp: [editor s2] " in log
+    assert "agent-lsp: team: planner completed (120 tokens)" in log
+    assert "agent-lsp: team: editor s1 completed (210 tokens)" in log
+    assert "agent-lsp: team: editor s2 completed (210 tokens)" in log
     assert "agent-lsp: team: DONE" in log

@@ -146,8 +146,8 @@ async def test_a_two_module_feature_over_two_workers(
     assert [s["status"] for s in saved["steps"]] == ["done", "done"]
     # progress names the role and the step
     messages = [e.message for e in channel.events]
-    assert any(m.startswith("[editor s1] ") for m in messages)
-    assert any(m.startswith("[planner] ") for m in messages)
+    assert any(m.startswith("team: editor s1 completed (210 tokens)") for m in messages)
+    assert any(m.startswith("team: planner completed (120 tokens)") for m in messages)
     assert "team: DONE" in messages
 
 
@@ -175,34 +175,48 @@ async def test_a_runaway_editor_is_stopped_by_its_share_of_the_budget(
     assert not requests_of(fake_openai, REVIEWER)
 
 
-async def test_a_finding_sends_a_step_back_and_the_round_limit_ends_it(
+async def test_a_finding_goes_to_the_planner_and_the_round_limit_ends_it(
     shapes: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     fake_openai.script_for(COMMANDER, record_reply())
-    fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
+    finding = {
+        "severity": "warning",
+        "file": "area.py",
+        "line": 1,
+        "category": "style",
+        "finding": "square_area has no docstring",
+        "suggestion": "add one",
+    }
+    fix = {"id": "r1", "goal": "document square_area", "files": ["area.py"]}
+    # round 1: a finding -> the planner plans step r1; its worker answers; round 2: the same
+    fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS), plan_reply(fix))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
         step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
     )
-    finding = {"finding": "square_area has no docstring", "files": ["area.py"]}
-    # round 1: a finding -> a new step r1-1; its worker answers; round 2: the same finding
     fake_openai.script_for(REVIEWER, review([finding]), review([finding]))
-    fake_openai.script_for(step_marker("r1-1"), Reply("added nothing, sorry", usage=(10, 5)))
+    fake_openai.script_for(step_marker("r1"), Reply("added nothing, sorry", usage=(10, 5)))
     session = make_session(shapes, fake_openai.base_url)
     try:
         options = TeamOptions(review_rounds=1)
         outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
     finally:
         await session.aclose()
+    told = "warning area.py:1 [style] square_area has no docstring — add one"
     assert outcome.phase is Phase.FAILED
-    assert "review round limit (1) reached; open: square_area has no docstring" in outcome.summary
-    assert [s.id for s in outcome.steps] == ["s1", "s2", "r1-1"]
-    sent_back = requests_of(fake_openai, step_marker("r1-1"))
+    assert f"review round limit (1) reached; open: {told}" in outcome.summary
+    assert [s.id for s in outcome.steps] == ["s1", "s2", "r1"]
+    planner = requests_of(fake_openai, PLANNER)
+    assert len(planner) == 2  # the planner, not the orchestrator, turned the finding into a step
+    assert f"## Review findings: plan the steps that resolve them\n{told}" in first_user(planner[1])
+    assert "Review findings" not in first_user(planner[0])
+    sent_back = requests_of(fake_openai, step_marker("r1"))
     assert len(sent_back) == 1
-    assert "resolve the review finding: square_area has no docstring" in first_user(sent_back[0])
-    assert "area.py" in first_user(sent_back[0])
+    assert "r1: document square_area" in first_user(sent_back[0])
     assert len(requests_of(fake_openai, REVIEWER)) == 2
     assert (shapes / "area.py").read_text() == AREA
+    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    assert "REVIEWING→PLANNING" in saved["history"] and saved["open_findings"] == []
 
 
 async def test_a_stale_write_is_refused_and_the_step_planned_again(
