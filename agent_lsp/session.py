@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from adapters import default_shell, describe_project, detect_toolchain
+from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
 from agent_lsp.config.schema import Settings, ToolCalling
 from agent_lsp.errors import AgentLspError
@@ -222,6 +222,7 @@ class Session:
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
+            set_extra_args(self._verifier.adapter, settings.tests.args)
         if settings.model != self.settings.model:
             self._model = None
             self._routed = {}
@@ -244,7 +245,7 @@ class Session:
             writable = (shadow, *self.safety.sandbox.extra_writable)
             self._verifier = Verifier(
                 self.root,
-                detect_toolchain(self.root),
+                detect_toolchain(self.root, self.settings.tests.args),
                 self.confined(writable),
                 self.settings.tests.timeout,
                 self.diagnostics,

@@ -158,6 +158,12 @@ class SuggestionSettings(_Section):
 class TestSettings(_Section):
     run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
+    args: list[str] = Field(
+        [],
+        description="Extra arguments given to the project's test runner on every run (pytest, "
+        "Django's manage.py test, jest, vitest, go test), after agent-lsp's own options and "
+        'before the targets, each as one argument, e.g. ["-p", "no:randomly"].',
+    )
 
 
 class LintSettings(_Section):

@@ -113,15 +113,16 @@ def _notes(copy: Path, patch: ImprovementPatch, trusted: bool) -> None:
 
 
 async def _dry_run(root: Path, settings: Settings) -> str:
-    adapter = detect_toolchain(root)
+    adapter = detect_toolchain(root, settings.tests.args)
     if adapter is None:
         raise ImprovementError("the test settings change but the project has no test runner")
     sandbox = build_policy(root, settings).sandbox
     roots = (root, *sandbox.extra_writable)
     shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
     report = await adapter.run(root, root, [], shell=shell, timeout=settings.tests.timeout)
-    total = report.passed + report.failed + report.errors + report.skipped
-    if report.timed_out or report.exit_code is None or total == 0:
+    ran = report.passed + report.failed + report.skipped  # errors alone: nothing ran (a bad
+    # argument, a usage error)
+    if report.timed_out or report.exit_code is None or ran == 0:
         raise ImprovementError(f"the dry run of the tests did not run: {report.summary()}")
     return f"dry run of the tests ({adapter.name}): {report.summary()}"
 
