@@ -56,11 +56,13 @@ from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.index import Extractor
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
+    RESERVED_NAMES,
     EditFileTool,
     GetDiagnosticsTool,
     GitDiffTool,
     GitStatusTool,
     ListFilesTool,
+    ProjectTool,
     ReadFileTool,
     RememberTool,
     RunCommandTool,
@@ -68,6 +70,7 @@ from agent_lsp.tools import (
     SearchTextTool,
     UpdateTaskTool,
     WriteFileTool,
+    read_project_tools,
 )
 from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.symbols import FindSymbolTool
@@ -287,6 +290,9 @@ class Session:
         ]
         if control is not None:
             tools.append(AskUserTool(control))
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        shell = self.command_shell
+        tools += [ProjectTool(n, d, workspace, shell, policy) for n, d in declared.tools.items()]
         return guard_tools(tools, policy)
 
     async def repo_map(self, task: Task, channel: EditorChannel) -> str:
@@ -395,7 +401,8 @@ class Session:
         await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
         control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
         notes = await asyncio.to_thread(read_notes, self.root, self.safety.trusted)
-        for warning in notes.warnings:
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        for warning in (*notes.warnings, *declared.warnings):
             await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=warning))
         read_only = task.kind in READ_ONLY_KINDS
         agent = self.make_agent(channel, "", "", read_only, control, tools, notes)
