@@ -17,11 +17,14 @@ from agent_lsp.improve.patch import ImprovementPatch, key_path
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.notes import NotesError, parse_tool_notes
 from agent_lsp.safety.reads import Refused
+from agent_lsp.tools import RESERVED_NAMES
+from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 
 __all__ = ["FileChange", "ImprovementError", "read_current", "render"]
 
 CONFIG_HEAD = "# agent-lsp project settings (docs/configuration.md); edited by agent-lsp improve\n"
 NOTES_HEAD = "# Notes appended to a tool's description in this project (agent-lsp improve)\n"
+TOOLS_HEAD = "# Project tools (docs/memory.md); edited by agent-lsp improve\n"
 
 
 class ImprovementError(AgentLspError):
@@ -116,4 +119,22 @@ def render(root: Path, patch: ImprovementPatch) -> list[FileChange]:
         out.append(
             FileChange(path=layout.rel(layout.tool_notes), before=before, after=NOTES_HEAD + lines)
         )
+    if patch.project_tools:
+        out.append(_tools_change(layout, patch))
     return [change for change in out if change.after != change.before]
+
+
+def _tools_change(layout: Layout, patch: ImprovementPatch) -> FileChange:
+    before = read_current(layout, layout.tools_file)
+    try:
+        declared = parse_project_tools(before or "", RESERVED_NAMES)
+    except ProjectToolsError as exc:
+        raise ImprovementError(f"{exc}; fix it first") from exc
+    tables: dict[str, Any] = {n: d.model_dump(exclude_none=True) for n, d in declared.items()}
+    for change in patch.project_tools:
+        if change.tool is None:
+            tables.pop(change.name, None)
+        else:
+            tables[change.name] = change.tool.model_dump(exclude_none=True)
+    after = TOOLS_HEAD + dump_toml({"tools": tables}) if tables else None
+    return FileChange(path=layout.rel(layout.tools_file), before=before, after=after)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.config.settings import load_settings
 from agent_lsp.config.trust import TrustStore
+from agent_lsp.improve import Improvement, ImprovementError, ImprovementPatch, apply_improvement
 from agent_lsp.session import Session
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import RESERVED_NAMES
@@ -152,3 +154,59 @@ def test_a_bad_declaration_is_refused_with_the_reason(text: str, reason: str) ->
     with pytest.raises(ProjectToolsError) as err:
         parse_project_tools(text, RESERVED_NAMES)
     assert reason in str(err.value)
+
+
+LIST_SRC = {
+    "description": "List the source folder",
+    "command": ["ls", "{dir}"],
+    "read_only": True,
+    "args": {"dir": {"type": "path", "description": "a folder"}},
+}
+
+
+async def test_an_improvement_adds_checks_changes_and_removes_a_project_tool(
+    tooled: Path, tmp_path: Path
+) -> None:
+    user_config = tmp_path / "user-config.toml"
+    settings = load_settings(tooled, environ={}, user_config=user_config, trusted=True).settings
+
+    async def apply(name: str, tool: object, trusted: bool = True) -> Improvement:
+        change = ImprovementPatch.model_validate(
+            {"summary": "tool", "project_tools": [{"name": name, "tool": tool}]}
+        )
+        return await apply_improvement(
+            tooled, change, "add a tool", settings, trusted=trusted, user_config=user_config
+        )
+
+    tools_file = tooled / ".agent-lsp" / "tools.toml"
+    record = await apply("list_src", LIST_SRC)
+    assert "project tool list_src ran once (`ls`: exit 0)" in record.checked
+    declared = parse_project_tools(tools_file.read_text(), RESERVED_NAMES)
+    assert list(declared) == ["write_note", "list_src"]  # the existing tool kept
+    assert declared["list_src"].model_dump(exclude_none=True) == {
+        **LIST_SRC,
+        "timeout": 60.0,
+        "args": {"dir": {"type": "path", "required": False, "description": "a folder"}},
+    }
+
+    before = tools_file.read_bytes()
+    failing = {**LIST_SRC, "command": ["ls", "no-such-folder", "{dir}"]}
+    with pytest.raises(ImprovementError) as err:
+        await apply("list_src", failing)
+    assert "rolled back, nothing changed: project tool list_src failed its run" in str(err.value)
+    assert tools_file.read_bytes() == before
+    for bad, reason in [
+        ("read_file", "one of agent-lsp's own tools"),
+        ("Bad-Name", "is not a tool name"),
+    ]:
+        with pytest.raises(ImprovementError) as err:
+            await apply(bad, LIST_SRC)
+        assert reason in str(err.value)
+    with pytest.raises(ImprovementError) as err:
+        await apply("other", LIST_SRC, trusted=False)
+    assert "project tools are used only in a trusted workspace" in str(err.value)
+    assert tools_file.read_bytes() == before
+
+    await apply("write_note", None)
+    await apply("list_src", None)
+    assert not tools_file.exists()  # no tool left: no file
