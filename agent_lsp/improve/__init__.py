@@ -1,7 +1,8 @@
 """Self-improvement: `agent-lsp improve "…"` proposes a change to agent-lsp's own setup for the
 project (settings of `.agent-lsp/config.toml`, prompt notes, tool notes, project tools); it is
-guarded (never the endpoint, permission level, sandbox, policy or trust, nothing `UNTRUSTED_RULES` counts as
-widening), self-checked on a copy, applied atomically, logged and revertible one by one.
+guarded (never the endpoint, permission level, sandbox, policy or trust, nothing
+`UNTRUSTED_RULES` counts as widening), self-checked on a copy, applied atomically, logged and
+revertible one by one.
 
 Beside `agent_lsp.session` in the layers: may import the tools, the loop, memory, safety,
 config, the shared root modules and `adapters`; never the session or a front end."""
