@@ -35,6 +35,7 @@ from agent_lsp.memory import (
     UndoReport,
 )
 from agent_lsp.memory.checkpoints import Checkpoint
+from agent_lsp.memory.commands import commands_ran, record_commands
 from agent_lsp.memory.conflicts import ConflictCheck
 from agent_lsp.memory.notes import ProjectNotes, read_notes
 from agent_lsp.memory.task import TaskMemory, record_definition_of_done
@@ -451,7 +452,19 @@ class Session:
         distiller = self.routed("distillation", tools=False) if distill else None
         outcome = await self.memory.finish(memory, outcome, agent.messages, distiller)
         await asyncio.to_thread(self._keep_stop, memory.checkpoint, outcome, agent.messages)
+        await self._suggest_tools(channel, memory.checkpoint.task_id, agent.messages)
         return outcome
+
+    async def _suggest_tools(
+        self, channel: EditorChannel, task_id: str, messages: Sequence[ChatMessage]
+    ) -> None:
+        """A command run in 3 tasks and not a project tool: said once, at the task's end."""
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        argvs = [decl.command for decl in declared.tools.values()]
+        ran = commands_ran(messages)
+        due = await asyncio.to_thread(record_commands, self.root, task_id, ran, argvs)
+        for line in due:
+            await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=line))
 
     async def _prepare(
         self, task: Task, channel: EditorChannel, agent: Agent, checkpoint: Checkpoint | None
