@@ -143,7 +143,7 @@ class Improvements:
                 shown = await self.state.server.window_show_document_async(
                     t.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
                 )
-            except Exception:  # noqa: BLE001 - not written, or the editor answered an error
+            except Exception:  # not written, or the editor answered an error
                 shown = None
             if shown is not None and shown.success:
                 return
