@@ -79,6 +79,7 @@ def argv_for(decl: ToolDecl, values: dict[str, str]) -> list[str]:
 
 class ProjectTool:
     self_gated = True  # decided where run_command is: on the command line it runs
+    slow = True  # the question and its own timeout, not the tool timeout, bound it
 
     def __init__(
         self,
