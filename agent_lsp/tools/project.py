@@ -50,7 +50,7 @@ def read_project_tools(root: Path, trusted: bool, reserved: set[str]) -> Declare
         text = layout.reads.read_bytes(layout.tools_file, "").decode("utf-8")
     except FileNotFoundError:
         return DeclaredTools({})
-    except (UnicodeDecodeError, Refused) as exc:
+    except (OSError, UnicodeDecodeError, Refused) as exc:
         return DeclaredTools({}, (f".agent-lsp/tools.toml cannot be read ({exc}); not used",))
     if not trusted:
         return DeclaredTools({}, (UNTRUSTED,))

@@ -16,7 +16,7 @@ from agent_lsp.config.trust import TrustStore
 from agent_lsp.improve import Improvement, ImprovementError, ImprovementPatch, apply_improvement
 from agent_lsp.session import Session
 from agent_lsp.task import Task, TaskKind
-from agent_lsp.tools import RESERVED_NAMES
+from agent_lsp.tools import RESERVED_NAMES, read_project_tools
 from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
@@ -211,3 +211,15 @@ async def test_an_improvement_adds_checks_changes_and_removes_a_project_tool(
     await apply("write_note", None)
     await apply("list_src", None)
     assert not tools_file.exists()  # no tool left: no file
+
+
+def test_an_unreadable_or_broken_tools_file_is_not_used_and_said_why(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    (root / ".agent-lsp" / "tools.toml").mkdir(parents=True)  # a folder, not a file
+    unreadable = read_project_tools(root, True, RESERVED_NAMES)
+    assert unreadable.tools == {} and "cannot be read" in unreadable.warnings[0]
+    (root / ".agent-lsp" / "tools.toml").rmdir()
+    (root / ".agent-lsp" / "tools.toml").write_text("[tools.x\n")
+    broken = read_project_tools(root, True, RESERVED_NAMES)
+    assert broken.tools == {} and "not valid TOML" in broken.warnings[0]
+    assert "no project tool is used" in broken.warnings[0]
