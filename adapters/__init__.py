@@ -6,6 +6,7 @@ other way round.
 
 from adapters.affected import is_test_file, tests_for_source
 from adapters.django_runner import DjangoRunner
+from adapters.extra import set_extra_args
 from adapters.go_runner import GoTestRunner
 from adapters.jest_runner import JestRunner
 from adapters.multi import CompositeAdapter, FolderAdapter, merge_reports
@@ -54,6 +55,7 @@ __all__ = [
     "merge_reports",
     "owning_package",
     "python_env",
+    "set_extra_args",
     "tests_for_source",
     "workspace_layout",
 ]

@@ -93,6 +93,7 @@ class DjangoRunner:
     """Toolchain adapter for Django projects (``manage.py``) without pytest-django."""
 
     name: str = "django"
+    extra_args: tuple[str, ...] = ()  # the user's `tests.args`
 
     def __init__(self, python: str | None = None) -> None:
         self._python = python
@@ -111,7 +112,8 @@ class DjangoRunner:
     ) -> TestReport:
         """``python manage.py test --noinput [labels]`` in ``run_root``."""
         env_info = python_env(project_root, self._python)
-        argv = (env_info.python, "manage.py", "test", "--noinput", *dotted_targets(targets))
+        test = ("manage.py", "test", "--noinput", *self.extra_args)
+        argv = (env_info.python, *test, *dotted_targets(targets))
         result = await shell.run(argv, cwd=run_root, timeout=timeout, env=child_env(run_root))
         report = await asyncio.to_thread(_build_report, result, run_root, timeout)
         return finish_report(report, result, env_info, "django")

@@ -98,6 +98,7 @@ class GoTestRunner:
     """Toolchain adapter for Go modules (``go test -json``)."""
 
     name: str = "go test"
+    extra_args: tuple[str, ...] = ()  # the user's `tests.args`
 
     def __init__(self, race: bool | None = None) -> None:
         # None: -race when the project's Makefile/CI asks for it and `go env` says it works
@@ -150,6 +151,7 @@ class GoTestRunner:
             flags += ["-run", run]
         tmpdir = scratch_dir(shell, "agent-lsp-go-")
         events = tmpdir / "events.jsonl"
+        flags += self.extra_args
         argv = (sys.executable, gojson_tee.__file__, str(events), "go", "test", *flags, *packages)
         try:
             result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)

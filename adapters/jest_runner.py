@@ -29,6 +29,7 @@ class JestRunner:
     by jest's own CLI parser; ``jest_reporter.cjs`` writes one JSON line per finished file."""
 
     name: str = "jest"
+    extra_args: tuple[str, ...] = ()  # the user's `tests.args`
 
     def detect(self, root: Path) -> bool:
         project = node_project(root)
@@ -52,7 +53,7 @@ class JestRunner:
             reporter = tmpdir / "jest_reporter.cjs"
             script.write_text(jest_script("jest_run.cjs"), encoding="utf-8")
             reporter.write_text(jest_script("jest_reporter.cjs"), encoding="utf-8")
-            data = self._spec(project, project_root, run_root, targets)
+            data = self._spec(project, project_root, run_root, targets, self.extra_args)
             data.update(reporter=str(reporter), outputFile=str(report_file))
             spec.write_text(json.dumps(data), encoding="utf-8")
             return ("node", str(script), str(spec)), report_file
@@ -67,6 +68,7 @@ class JestRunner:
         project_root: Path,
         run_root: Path,
         targets: Sequence[str],
+        extra: Sequence[str] = (),
     ) -> dict[str, object]:
         files, names = split_targets(targets)
         argv: dict[str, object] = {
@@ -87,7 +89,7 @@ class JestRunner:
             "bin": str(bin_path),
             "cwd": str(run_root),
             "paths": [str(run_root), str(project_root)],
-            "args": list(script_run(project.test_script, "jest").args),
+            "args": [*script_run(project.test_script, "jest").args, *extra],
             "files": files,
             "oneFile": by_path and len(files) == 1,
             "argv": argv,

@@ -37,6 +37,7 @@ class PytestRunner:
     """Toolchain adapter for pytest."""
 
     name: str = "pytest"
+    extra_args: tuple[str, ...] = ()  # the user's `tests.args`, after ours, before the targets
 
     def __init__(self, python: str | None = None) -> None:
         self._python = python
@@ -82,6 +83,7 @@ class PytestRunner:
             env_info.python,
             *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit2"),
             f"--junitxml={junit}",
+            *self.extra_args,
             *targets,
         )
         try:

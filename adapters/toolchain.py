@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from adapters.base import ToolchainAdapter
 from adapters.detect import detect_toolchains
+from adapters.extra import set_extra_args
 from adapters.multi import CompositeAdapter
 from adapters.probe import describe_project
 
 __all__ = ["ToolchainAdapter", "describe_project", "detect_toolchain", "detect_toolchains"]
 
 
-def detect_toolchain(root: Path) -> ToolchainAdapter | None:
-    """The adapter able to test ``root``, or None.
+def detect_toolchain(root: Path, extra_args: Sequence[str] = ()) -> ToolchainAdapter | None:
+    """The adapter able to test ``root``, or None; its runs pass ``extra_args`` (the
+    ``tests.args`` setting, :func:`adapters.extra.set_extra_args`).
 
     With several toolchains (say pytest in the root and vitest in ``web/``) this is a
     :class:`CompositeAdapter` that runs them all and merges their reports, so that "the full
@@ -21,4 +24,6 @@ def detect_toolchain(root: Path) -> ToolchainAdapter | None:
     adapters = detect_toolchains(root)
     if not adapters:
         return None
-    return adapters[0] if len(adapters) == 1 else CompositeAdapter(adapters)
+    adapter = adapters[0] if len(adapters) == 1 else CompositeAdapter(adapters)
+    set_extra_args(adapter, extra_args)
+    return adapter

@@ -23,6 +23,7 @@ class VitestRunner:
     fails the run for it."""
 
     name: str = "vitest"
+    extra_args: tuple[str, ...] = ()  # the user's `tests.args`
 
     def detect(self, root: Path) -> bool:
         project = node_project(root)
@@ -51,6 +52,7 @@ class VitestRunner:
                 "--reporter=default",
                 "--reporter=json",
                 f"--outputFile.json={report_file}",
+                *self.extra_args,
                 *files,
             ]
             pattern = name_pattern(names)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from adapters import default_shell, describe_project, detect_toolchain
+from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
 from agent_lsp.config.schema import Settings, ToolCalling
 from agent_lsp.errors import AgentLspError
@@ -35,6 +35,7 @@ from agent_lsp.memory import (
     UndoReport,
 )
 from agent_lsp.memory.checkpoints import Checkpoint
+from agent_lsp.memory.commands import commands_ran, record_commands
 from agent_lsp.memory.conflicts import ConflictCheck
 from agent_lsp.memory.notes import ProjectNotes, read_notes
 from agent_lsp.memory.task import TaskMemory, record_definition_of_done
@@ -56,11 +57,13 @@ from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.index import Extractor
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
+    RESERVED_NAMES,
     EditFileTool,
     GetDiagnosticsTool,
     GitDiffTool,
     GitStatusTool,
     ListFilesTool,
+    ProjectTool,
     ReadFileTool,
     RememberTool,
     RunCommandTool,
@@ -68,6 +71,7 @@ from agent_lsp.tools import (
     SearchTextTool,
     UpdateTaskTool,
     WriteFileTool,
+    read_project_tools,
 )
 from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.symbols import FindSymbolTool
@@ -222,6 +226,7 @@ class Session:
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
+            set_extra_args(self._verifier.adapter, settings.tests.args)
         if settings.model != self.settings.model:
             self._model = None
             self._routed = {}
@@ -244,7 +249,7 @@ class Session:
             writable = (shadow, *self.safety.sandbox.extra_writable)
             self._verifier = Verifier(
                 self.root,
-                detect_toolchain(self.root),
+                detect_toolchain(self.root, self.settings.tests.args),
                 self.confined(writable),
                 self.settings.tests.timeout,
                 self.diagnostics,
@@ -286,6 +291,9 @@ class Session:
         ]
         if control is not None:
             tools.append(AskUserTool(control))
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        shell = self.command_shell
+        tools += [ProjectTool(n, d, workspace, shell, policy) for n, d in declared.tools.items()]
         return guard_tools(tools, policy)
 
     async def repo_map(self, task: Task, channel: EditorChannel) -> str:
@@ -394,7 +402,8 @@ class Session:
         await asyncio.to_thread(lambda: self.model)  # the openai import, off the event loop
         control = TaskControl(channel, self.settings.ask_timeout, title=task.title())
         notes = await asyncio.to_thread(read_notes, self.root, self.safety.trusted)
-        for warning in notes.warnings:
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        for warning in (*notes.warnings, *declared.warnings):
             await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=warning))
         read_only = task.kind in READ_ONLY_KINDS
         agent = self.make_agent(channel, "", "", read_only, control, tools, notes)
@@ -443,7 +452,19 @@ class Session:
         distiller = self.routed("distillation", tools=False) if distill else None
         outcome = await self.memory.finish(memory, outcome, agent.messages, distiller)
         await asyncio.to_thread(self._keep_stop, memory.checkpoint, outcome, agent.messages)
+        await self._suggest_tools(channel, memory.checkpoint.task_id, agent.messages)
         return outcome
+
+    async def _suggest_tools(
+        self, channel: EditorChannel, task_id: str, messages: Sequence[ChatMessage]
+    ) -> None:
+        """A command run in 3 tasks and not a project tool: said once, at the task's end."""
+        declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
+        argvs = [decl.command for decl in declared.tools.values()]
+        ran = commands_ran(messages)
+        due = await asyncio.to_thread(record_commands, self.root, task_id, ran, argvs)
+        for line in due:
+            await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=line))
 
     async def _prepare(
         self, task: Task, channel: EditorChannel, agent: Agent, checkpoint: Checkpoint | None

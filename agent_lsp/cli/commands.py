@@ -146,13 +146,13 @@ async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> 
     """Run the project's tests (or ``targets``): the report as text, or with ``as_json`` as
     one JSON object (`adapters.results.report_dict` and ``exit_code``); exit 0 all passed,
     1 failures/errors/no tests, 2 bad input (no test runner, unknown target)."""
-    adapter = detect_toolchain(root)
+    loaded = load_settings(root)
+    adapter = detect_toolchain(root, loaded.settings.tests.args)
     if adapter is None:
         return _test_error(as_json, "no_runner", describe_project(root), EXIT_USAGE)
     unknown = [why for why in (_unknown_target(root, t) for t in targets) if why]
     if unknown:
         return _test_error(as_json, "unknown_target", "; ".join(unknown), EXIT_USAGE)
-    loaded = load_settings(root)
     sandbox = build_policy(root, loaded.settings).sandbox
     roots = (root, *sandbox.extra_writable)
     shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))

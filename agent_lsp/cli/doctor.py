@@ -16,6 +16,7 @@ from agent_lsp.messages import ChatMessage, ToolSpec
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
+from agent_lsp.tools import RESERVED_NAMES, read_project_tools
 
 # The settings `doctor` says the source of (dotted camelCase paths).
 ORIGIN_KEYS = (
@@ -131,6 +132,11 @@ async def doctor(root: Path) -> int:
             "workspace: not trusted: its .agent-lsp/config.toml may only restrict your own "
             "settings and its policy allow rules are ignored (agent-lsp trust to trust it)"
         )
+    declared = read_project_tools(root, safety.trusted, RESERVED_NAMES)
+    for warning in declared.warnings:
+        doc.ok(f"project tools: {warning}")
+    if declared.tools:
+        doc.ok(f"project tools (.agent-lsp/tools.toml): {', '.join(declared.tools)}")
     status = safety.sandbox.status()
     if status.available:
         shell = ConfinedShell(safety.sandbox, Confinement(writable=(), visible=(root,)))

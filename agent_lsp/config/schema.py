@@ -158,6 +158,12 @@ class SuggestionSettings(_Section):
 class TestSettings(_Section):
     run_on_save: bool = Field(False, description="Run the project's tests when a file is saved.")
     timeout: float = Field(300.0, gt=0, description="Seconds before a test run is killed.")
+    args: list[str] = Field(
+        [],
+        description="Extra arguments given to the project's test runner on every run (pytest, "
+        "Django's manage.py test, jest, vitest, go test), after agent-lsp's own options and "
+        'before the targets, each as one argument, e.g. ["-p", "no:randomly"].',
+    )
 
 
 class LintSettings(_Section):
@@ -246,7 +252,7 @@ class TeamSettings(_Section):
     enabled: bool = Field(
         False,
         description="Run free-text tasks (`agentLsp.runTask`, `agent-lsp run`) in team mode "
-        "without asking for it: a planner, parallel workers and a reviewer. "
+        "without asking for it: a commander, a planner, parallel steps and a reviewer. "
         '`"team": false` or a fix task still runs the single agent.',
     )
     workers: int = Field(2, ge=1, le=8, description="Workers of a team task at once.")
@@ -260,8 +266,9 @@ class TeamSettings(_Section):
     budget_tokens: int | None = Field(
         None,
         ge=1_000,
-        description="Token budget of one team task, split across the roles (planner 20%, "
-        "workers 60%, reviewer 20%); null = `maxTokens`.",
+        description="Token budget of one team task, split across the roles (commander 5%, "
+        "planner 15%, retriever 5%, editor 40%, executor 5%, tester 10%, reviewer 20%); null = "
+        "`maxTokens`.",
     )
     budget_seconds: float = Field(
         3600.0, gt=0, description="Seconds one team task may take, resumed runs included."

@@ -47,6 +47,10 @@ UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     ("maxTokens",): "free",
     ("askTimeout",): "free",
     ("tests", "timeout"): "free",
+    # the tests run the repository's code in the sandbox anyway (conftest.py, package.json's
+    # scripts.test and pytest.ini's addopts are the repository's to write): an argument adds
+    # nothing the repository could not already do there
+    ("tests", "args"): "free",
     ("memory", "maxInjected"): "free",
     ("memory", "initStepTimeout"): "free",
     ("permissionLevel",): "stricter",

@@ -23,6 +23,7 @@ from agent_lsp.config.settings import load_settings
 from agent_lsp.improve.files import FileChange, ImprovementError, read_current
 from agent_lsp.improve.patch import ImprovementPatch, key_path
 from agent_lsp.improve.tool import ProposeImprovementTool
+from agent_lsp.improve.tools_check import check_tools, declared_tools
 from agent_lsp.loop.toolbox import Described, tool_spec
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.notes import MAX_NOTE_CHARS, NotesError, parse_tool_notes
@@ -43,7 +44,7 @@ class _Named:
 
 _CLASSES = (*CONTRACT_TOOLS, ProposeImprovementTool)
 TOOLS: tuple[Described, ...] = tuple(_Named(c.name, c.description, c.args_model) for c in _CLASSES)
-_FILES = ("config.toml", "prompt-notes.md", "tool-notes.toml")
+_FILES = ("config.toml", "prompt-notes.md", "tool-notes.toml", "tools.toml")
 
 
 def _copy(root: Path, changes: list[FileChange], into: Path) -> None:
@@ -90,7 +91,7 @@ def _settings(
     return settings
 
 
-def _notes(copy: Path, patch: ImprovementPatch, trusted: bool) -> None:
+def _notes(copy: Path, patch: ImprovementPatch, trusted: bool, project: set[str]) -> None:
     layout = Layout(copy)
     if (patch.prompt_note.strip() or patch.tool_notes) and not trusted:
         raise ImprovementError(
@@ -103,7 +104,7 @@ def _notes(copy: Path, patch: ImprovementPatch, trusted: bool) -> None:
         notes = parse_tool_notes(read_current(layout, layout.tool_notes) or "")
     except NotesError as exc:
         raise ImprovementError(str(exc)) from exc
-    names = {tool.name for tool in TOOLS}
+    names = {tool.name for tool in TOOLS} | project
     unknown = sorted(set(notes) - names)
     if unknown:
         known = ", ".join(sorted(names))
@@ -113,15 +114,16 @@ def _notes(copy: Path, patch: ImprovementPatch, trusted: bool) -> None:
 
 
 async def _dry_run(root: Path, settings: Settings) -> str:
-    adapter = detect_toolchain(root)
+    adapter = detect_toolchain(root, settings.tests.args)
     if adapter is None:
         raise ImprovementError("the test settings change but the project has no test runner")
     sandbox = build_policy(root, settings).sandbox
     roots = (root, *sandbox.extra_writable)
     shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
     report = await adapter.run(root, root, [], shell=shell, timeout=settings.tests.timeout)
-    total = report.passed + report.failed + report.errors + report.skipped
-    if report.timed_out or report.exit_code is None or total == 0:
+    ran = report.passed + report.failed + report.skipped  # errors alone: nothing ran (a bad
+    # argument, a usage error)
+    if report.timed_out or report.exit_code is None or ran == 0:
         raise ImprovementError(f"the dry run of the tests did not run: {report.summary()}")
     return f"dry run of the tests ({adapter.name}): {report.summary()}"
 
@@ -141,10 +143,13 @@ async def self_check(
         _copy(root, changes, copy)
         settings = _settings(root, copy, patch, trusted, user_config, environ)
         done = ["settings reload and validate"]
-        _notes(copy, patch, trusted)
+        declared = declared_tools(copy, patch, trusted)
+        _notes(copy, patch, trusted, set(declared))
         done.append("tool schemas build with the notes")
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     if patch.touches_tests():
         done.append(await _dry_run(root, settings))
+    if patch.project_tools:
+        done += await check_tools(root, patch, declared, settings)
     return done

@@ -1,5 +1,6 @@
-"""The files an improvement changes, before and after: `.agent-lsp/config.toml` (rewritten
-with camelCase keys; comments in it are not kept, its before-state is in the log),
+"""The files an improvement changes, before and after: `.agent-lsp/config.toml` (a new one
+written with camelCase keys; an existing one edited line by line, `agent_lsp.improve.tomledit`:
+its comments, order and other lines kept),
 `prompt-notes.md` (appended to) and `tool-notes.toml` (one `tool = "note"` line per tool)."""
 
 from __future__ import annotations
@@ -10,18 +11,22 @@ from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel
+from pydantic.alias_generators import to_snake
 
-from agent_lsp.config.settings import read_toml
 from agent_lsp.errors import AgentLspError
 from agent_lsp.improve.patch import ImprovementPatch, key_path
+from agent_lsp.improve.tomledit import TomlEditError, edit_toml
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.notes import NotesError, parse_tool_notes
 from agent_lsp.safety.reads import Refused
+from agent_lsp.tools import RESERVED_NAMES
+from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 
 __all__ = ["FileChange", "ImprovementError", "read_current", "render"]
 
 CONFIG_HEAD = "# agent-lsp project settings (docs/configuration.md); edited by agent-lsp improve\n"
 NOTES_HEAD = "# Notes appended to a tool's description in this project (agent-lsp improve)\n"
+TOOLS_HEAD = "# Project tools (docs/memory.md); edited by agent-lsp improve\n"
 
 
 class ImprovementError(AgentLspError):
@@ -68,23 +73,46 @@ def dump_toml(data: dict[str, Any], at: tuple[str, ...] = ()) -> str:
     return text
 
 
-def _config_after(path: Path, patch: ImprovementPatch) -> dict[str, Any]:
+def _config(patch: ImprovementPatch, before: str | None) -> str:
+    """The file after `patch`: a new one written whole; a person's edited line by line (every
+    other line, comment and the order kept), or refused when that cannot be done."""
+    if before is None:
+        data: dict[str, Any] = {}
+        for change in patch.config:
+            if change.value is not None:
+                keys = key_path(change.key)
+                node = data
+                for part in keys[:-1]:
+                    node = node.setdefault(part, {})
+                node[keys[-1]] = change.value
+        return CONFIG_HEAD + "\n" + dump_toml(data).lstrip("\n")
     try:
-        data = read_toml(path)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        intended = tomllib.loads(before)
+    except tomllib.TOMLDecodeError as exc:
         raise ImprovementError(
             f".agent-lsp/config.toml cannot be read ({exc}); fix it first"
         ) from exc
+    changes: list[tuple[tuple[str, ...], Any]] = []
     for change in patch.config:
         keys = key_path(change.key)
-        node = data
+        node = intended
         for part in keys[:-1]:
             node = node.setdefault(part, {})
-        if change.value is None:
-            node.pop(keys[-1], None)
-        else:
-            node[keys[-1]] = change.value
-    return data
+            if not isinstance(node, dict):
+                raise ImprovementError(f".agent-lsp/config.toml: {part} is not a table; fix it")
+        spellings = [k for k in (keys[-1], to_snake(keys[-1])) if k in node] or [keys[-1]]
+        for spelling in spellings:
+            node.pop(spelling, None)
+        if change.value is not None:
+            node[spellings[0]] = change.value
+        changes.append((keys, change.value))
+    try:
+        return edit_toml(before, changes, _value, intended)
+    except TomlEditError as exc:
+        raise ImprovementError(
+            f"not applied: .agent-lsp/config.toml: {exc}; set it by hand or write the key on "
+            "a line of its own under its [table]"
+        ) from exc
 
 
 def render(root: Path, patch: ImprovementPatch) -> list[FileChange]:
@@ -93,8 +121,9 @@ def render(root: Path, patch: ImprovementPatch) -> list[FileChange]:
     out: list[FileChange] = []
     if patch.config:
         before = read_current(layout, layout.config)
-        after = CONFIG_HEAD + "\n" + dump_toml(_config_after(layout.config, patch)).lstrip("\n")
-        out.append(FileChange(path=layout.rel(layout.config), before=before, after=after))
+        out.append(
+            FileChange(path=layout.rel(layout.config), before=before, after=_config(patch, before))
+        )
     if patch.prompt_note.strip():
         before = read_current(layout, layout.prompt_notes)
         head = before or ""
@@ -116,4 +145,22 @@ def render(root: Path, patch: ImprovementPatch) -> list[FileChange]:
         out.append(
             FileChange(path=layout.rel(layout.tool_notes), before=before, after=NOTES_HEAD + lines)
         )
+    if patch.project_tools:
+        out.append(_tools_change(layout, patch))
     return [change for change in out if change.after != change.before]
+
+
+def _tools_change(layout: Layout, patch: ImprovementPatch) -> FileChange:
+    before = read_current(layout, layout.tools_file)
+    try:
+        declared = parse_project_tools(before or "", RESERVED_NAMES)
+    except ProjectToolsError as exc:
+        raise ImprovementError(f"{exc}; fix it first") from exc
+    tables: dict[str, Any] = {n: d.model_dump(exclude_none=True) for n, d in declared.items()}
+    for change in patch.project_tools:
+        if change.tool is None:
+            tables.pop(change.name, None)
+        else:
+            tables[change.name] = change.tool.model_dump(exclude_none=True)
+    after = TOOLS_HEAD + dump_toml({"tools": tables}) if tables else None
+    return FileChange(path=layout.rel(layout.tools_file), before=before, after=after)

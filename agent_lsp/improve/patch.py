@@ -17,8 +17,17 @@ from pydantic.alias_generators import to_camel
 
 from agent_lsp.config.schema import Settings
 from agent_lsp.config.untrusted import only_restricts, untrusted_rule
+from agent_lsp.tools import RESERVED_NAMES
+from agent_lsp.tools.project_spec import ProjectToolsError, ToolDecl, check_decl
 
-__all__ = ["ConfigChange", "ImprovementPatch", "ToolNote", "key_path", "refusals"]
+__all__ = [
+    "ConfigChange",
+    "ImprovementPatch",
+    "ProjectToolChange",
+    "ToolNote",
+    "key_path",
+    "refusals",
+]
 
 Value = bool | int | float | str | list[str] | None
 
@@ -51,6 +60,15 @@ class ToolNote(BaseModel):
     )
 
 
+class ProjectToolChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="The tool's name (lowercase, digits, _), e.g. `compose_up`.")
+    tool: ToolDecl | None = Field(
+        description="Its declaration in .agent-lsp/tools.toml (a new one or the whole new "
+        "form of an existing one); null removes the tool."
+    )
+
+
 class ImprovementPatch(BaseModel):
     """What `propose_improvement` takes, and what the log keeps."""
 
@@ -66,6 +84,12 @@ class ImprovementPatch(BaseModel):
     )
     tool_notes: list[ToolNote] = Field(
         default=[], description="Notes for single tools, in .agent-lsp/tool-notes.toml."
+    )
+    project_tools: list[ProjectToolChange] = Field(
+        default=[],
+        description="Project tools to add, change or remove in .agent-lsp/tools.toml: a named "
+        "command with typed arguments that becomes a tool (e.g. `docker compose up -d "
+        "{service}`), run under the user's permission rules.",
     )
 
     def touches_tests(self) -> bool:
@@ -131,6 +155,17 @@ def refusals(patch: ImprovementPatch, settings: Settings) -> list[str]:
         if note.tool in seen:
             out.append(f"tool note {note.tool}: given twice")
         seen.add(note.tool)
-    if not (patch.config or patch.prompt_note.strip() or patch.tool_notes):
+    named: set[str] = set()
+    for change in patch.project_tools:
+        if change.name in named:
+            out.append(f"project tool {change.name}: given twice")
+        named.add(change.name)
+        if change.tool is None:
+            continue
+        try:
+            check_decl(change.name, change.tool, RESERVED_NAMES)
+        except ProjectToolsError as exc:
+            out.append(f"project tool {exc}".replace("project tool tools.toml: ", "project tool "))
+    if not (patch.config or patch.prompt_note.strip() or patch.tool_notes or patch.project_tools):
         out.append("the patch changes nothing")
     return out

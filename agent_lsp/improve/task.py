@@ -13,8 +13,10 @@ INSTRUCTION = """\
 Improve agent-lsp's own setup for this project, as the user asks: {request}
 Read what you need (the project, .agent-lsp/config.toml, docs), then call propose_improvement \
 once with the smallest patch that does it: settings of .agent-lsp/config.toml (dotted \
-camelCase keys), a prompt note (ends the system prompt of every task here) or tool notes (end \
-one tool's description). You edit no file yourself; the user reviews the patch."""
+camelCase keys; `tests.args` for arguments every test run gets), a prompt note (ends the \
+system prompt of every task here), tool notes (end one tool's description) or project tools \
+(a command with typed arguments that becomes a tool). You edit no file yourself; the user \
+reviews the patch."""
 
 
 def improve_task(request: str) -> Task:

@@ -15,7 +15,8 @@ class ProposeImprovementTool:
     name = "propose_improvement"
     description = (
         "Propose a change to agent-lsp's own setup for this project: settings of "
-        ".agent-lsp/config.toml, a note for the system prompt, notes for single tools. The "
+        ".agent-lsp/config.toml, a note for the system prompt, notes for single tools, "
+        "project tools (a named command with typed arguments, .agent-lsp/tools.toml). The "
         "user reviews it before anything is written. Never the model, endpoint, permission "
         "level, sandbox or policy. Call it once, then answer with a one-line summary."
     )

@@ -111,7 +111,8 @@ class ToolBox:
                 f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
             )
             return ToolResult.fail(f"invalid arguments for {call.name}: {problems}")
-        limit = self.slow_timeout if call.name in SLOW_TOOLS else self.timeout
+        slow = call.name in SLOW_TOOLS or getattr(tool, "slow", False) is True  # project tools
+        limit = self.slow_timeout if slow else self.timeout
         try:
             return await asyncio.wait_for(tool.run(args), limit)
         except TimeoutError:

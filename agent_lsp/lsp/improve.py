@@ -1,12 +1,17 @@
-"""`agentLsp.improve` ({request, uri?}): a task of kind improve, then the proposed patch offered
-with `window/showMessageRequest` (Apply / Show diff / Reject; no answer is a reject), applied
-(self-checked, logged) and the session's settings reloaded for the next task.
+"""`agentLsp.improve` ({request, uri?, yes?}): a task of kind improve, then the proposed patch
+offered as review mode offers a proposal — Apply / Show diff / Reject with
+`window/showMessageRequest` (or a question diagnostic at `uri` where the client has none; no
+answer is a reject), Show diff opening the diff as a document where the client can
+(`window/showDocument`, `.agent-lsp/improvements/pending.diff`), else in the log — unless `yes`
+(the terminal's `--yes`) applies it at once; applied (self-checked, logged) and the session's
+settings reloaded for the next task.
 `agentLsp.improveList` and `agentLsp.improveRevert` ({id}) are `agent-lsp improve --list` and
 `--revert ID`."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as t
@@ -24,6 +29,7 @@ from agent_lsp.improve import (
     unified_diff,
 )
 from agent_lsp.lsp.channel import LspEditorChannel
+from agent_lsp.memory.layout import Layout
 from agent_lsp.session import Session
 
 if TYPE_CHECKING:
@@ -55,7 +61,7 @@ class Improvements:
     def __init__(self, state: Host) -> None:
         self.state = state
 
-    def start(self, request: str, uri: str | None) -> dict[str, str]:
+    def start(self, request: str, uri: str | None, *, yes: bool = False) -> dict[str, str]:
         if not request.strip():
             return {"error": 'agentLsp.improve needs {"request": "..."}'}
         state = self.state
@@ -65,7 +71,8 @@ class Improvements:
 
         def done() -> None:
             outcome = state.tasks.outcomes.get(holder.get("id", ""))
-            state.background(self._review(session, request, tool, outcome and outcome.summary, uri))
+            why = outcome and outcome.summary
+            state.background(self._review(session, request, tool, why, uri, yes))
 
         try:
             task_id = state.tasks.start(improve_task(request), session, tools=[tool], on_done=done)
@@ -81,6 +88,7 @@ class Improvements:
         tool: ProposeImprovementTool,
         why: str | None,
         uri: str | None,
+        yes: bool = False,
     ) -> None:
         patch = tool.proposed
         if patch is None:
@@ -103,12 +111,9 @@ class Improvements:
             ask_timeout=settings.ask_timeout,
         )
         question = f"agent-lsp proposes: {patch.summary} ({', '.join(c.path for c in changes)})"
-        answer = await channel.ask(question, [APPLY, SHOW, REJECT])
+        answer = APPLY if yes else await channel.ask(question, [APPLY, SHOW, REJECT])
         while answer == SHOW:
-            self.state.server.window_log_message(
-                t.LogMessageParams(type=t.MessageType.Info, message=diff)
-            )
-            self._tell(t.MessageType.Info, diff[:2000])
+            await self._show(session, diff)
             answer = await channel.ask(question, [APPLY, REJECT])
         if answer != APPLY:
             self._tell(t.MessageType.Info, "improvement rejected: nothing changed")
@@ -127,6 +132,25 @@ class Improvements:
             f"improvement {record.id} applied: {patch.summary} (checked: "
             f"{'; '.join(record.checked)})",
         )
+
+    async def _show(self, session: Session, diff: str) -> None:
+        """The diff as a document (review mode's Show diff), else in the log and a message."""
+        window = self.state.server.client_capabilities.window
+        if window and window.show_document and window.show_document.support:
+            path = Layout(session.root).improvements / "pending.diff"
+            try:
+                await asyncio.to_thread(_write, path, diff)
+                shown = await self.state.server.window_show_document_async(
+                    t.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+                )
+            except Exception:  # not written, or the editor answered an error
+                shown = None
+            if shown is not None and shown.success:
+                return
+        self.state.server.window_log_message(
+            t.LogMessageParams(type=t.MessageType.Info, message=diff)
+        )
+        self._tell(t.MessageType.Info, diff[:2000])
 
     def _load(self, session: Session) -> Any:
         return load_settings(session.root, self.state.options, editor_updates=self.state.updates)
@@ -149,3 +173,9 @@ class Improvements:
             t.ShowMessageParams(type=kind, message=f"agent-lsp: {message}")
         )
         return {"message": message} if kind != t.MessageType.Warning else {"error": message}
+
+
+def _write(path: Path, text: str) -> None:
+    layout = Layout(path.parent.parent.parent)
+    layout.reads.mkdir(path.parent)
+    layout.reads.write(path, text)

@@ -259,7 +259,8 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     @server.command("agentLsp.improve")
     def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return ls.state.improvements.start(str(given.get("request", "")), _uri(given))
+        request, yes = str(given.get("request", "")), given.get("yes") is True
+        return ls.state.improvements.start(request, _uri(given), yes=yes)
 
     @server.command("agentLsp.improveList")
     def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:

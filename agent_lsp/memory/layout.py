@@ -97,6 +97,11 @@ class Layout:
         return self.base / "tool-notes.toml"
 
     @property
+    def tools_file(self) -> Path:
+        """Project tools: `[tools.NAME]` commands with typed arguments (trusted workspaces)."""
+        return self.base / "tools.toml"
+
+    @property
     def improvements(self) -> Path:
         """The log of `agent-lsp improve`: one JSON file per change (local, not shared)."""
         return self.base / "improvements"

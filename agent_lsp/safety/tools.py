@@ -38,6 +38,11 @@ class GuardedTool:
     def read_only(self) -> bool:
         return self.tool.read_only
 
+    @property
+    def slow(self) -> bool:
+        """Given the slow tools' time (it may ask the user, it runs a command)."""
+        return getattr(self.tool, "slow", False) is True
+
     async def run(self, args: Any) -> ToolResult:
         if getattr(self.tool, "self_gated", False):  # asks in its own place (run_tests)
             return await self.tool.run(args)

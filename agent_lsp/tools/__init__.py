@@ -13,6 +13,7 @@ from agent_lsp.tools.diagnostics import GetDiagnosticsTool
 from agent_lsp.tools.files import EditFileTool, ReadFileTool
 from agent_lsp.tools.git import GitDiffTool, GitStatusTool
 from agent_lsp.tools.notes import RememberTool, UpdateTaskTool
+from agent_lsp.tools.project import ProjectTool, read_project_tools
 from agent_lsp.tools.search import ListFilesTool, SearchTextTool
 from agent_lsp.tools.symbols import FindSymbolTool
 from agent_lsp.tools.testing import RunTestsTool
@@ -34,9 +35,12 @@ CONTRACT_TOOLS = (
     UpdateTaskTool,
     AskUserTool,
 )
+# Names a project tool (.agent-lsp/tools.toml) may not take: the contract's and improve's.
+RESERVED_NAMES = {tool.name for tool in CONTRACT_TOOLS} | {"propose_improvement"}
 
 __all__ = [
     "CONTRACT_TOOLS",
+    "RESERVED_NAMES",
     "AskUserTool",
     "EditFileTool",
     "FindSymbolTool",
@@ -44,6 +48,7 @@ __all__ = [
     "GitDiffTool",
     "GitStatusTool",
     "ListFilesTool",
+    "ProjectTool",
     "ReadFileTool",
     "RememberTool",
     "RunCommandTool",
@@ -51,4 +56,5 @@ __all__ = [
     "SearchTextTool",
     "UpdateTaskTool",
     "WriteFileTool",
+    "read_project_tools",
 ]

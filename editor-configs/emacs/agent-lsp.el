@@ -287,6 +287,40 @@ From Lisp, DIAGNOSTIC (an LSP Diagnostic, as a plist) is sent as is."
   (agent-lsp--report (agent-lsp--execute "agentLsp.steer" (list :note note))))
 
 ;;;###autoload
+(defun agent-lsp-improve (request)
+  "Ask the agent to improve its own setup for this project as REQUEST says.
+When the patch is ready the server asks Apply / Show diff / Reject."
+  (interactive "sImprove agent-lsp's setup: ")
+  (agent-lsp--report
+   (agent-lsp--execute "agentLsp.improve"
+                       (append (list :request request)
+                               (and buffer-file-name (list :uri (agent-lsp--uri)))))))
+
+;;;###autoload
+(defun agent-lsp-improve-list ()
+  "Show the improvements of this project with their ids."
+  (interactive)
+  (let* ((answer (agent-lsp--execute "agentLsp.improveList"))
+         (records (append (agent-lsp--get answer :improvements) nil)))
+    (message "%s"
+             (if records
+                 (mapconcat
+                  (lambda (r)
+                    (format "%s  %s  %s"
+                            (agent-lsp--get r :id)
+                            (if (stringp (agent-lsp--get r :reverted)) "reverted" "applied")
+                            (agent-lsp--get (agent-lsp--get r :patch) :summary)))
+                  records "\n")
+               "agent-lsp: no improvements yet"))
+    answer))
+
+;;;###autoload
+(defun agent-lsp-improve-revert (id)
+  "Revert the improvement ID (see `agent-lsp-improve-list')."
+  (interactive "sRevert improvement (id): ")
+  (agent-lsp--report (agent-lsp--execute "agentLsp.improveRevert" (list :id id))))
+
+;;;###autoload
 (defun agent-lsp-run-tests (&optional this-file)
   "Run the project's test suite; failures become diagnostics.
 With a prefix argument THIS-FILE, run the tests in this file only."

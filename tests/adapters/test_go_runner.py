@@ -190,3 +190,15 @@ def test_parser_without_events_reads_the_console(tmp_path: Path) -> None:
     assert report.errors == 1
     assert "requires go >= 1.99" in report.failures[0].message
     assert "install that Go version" in (go_hint(output, tmp_path) or "")
+
+
+async def test_extra_args_reach_go_test(go_project: ProjectFactory) -> None:
+    """`tests.args` (`detect_toolchain(root, extra_args)`): after go test's own flags."""
+    root = go_project()
+    adapter = detect_toolchain(root, ["-run", "^TestShout$"])
+    assert isinstance(adapter, GoTestRunner)
+    adapter._race = False  # pyright: ignore[reportPrivateUsage]
+    report = await adapter.run(root, root, [], shell=PosixShell(), timeout=60)
+    assert report.ok, report.output
+    assert (report.passed, report.failed) == (1, 0)  # TestAddWrongly did not run
+    assert "-run ^TestShout$" in " ".join(report.command)

@@ -118,10 +118,7 @@ async def test_an_applied_change_is_in_the_file_and_logged(
     )
     record = await apply(configured, user_config, the_patch)
     config = configured / ".agent-lsp" / "config.toml"
-    assert config.read_text() == (
-        "# agent-lsp project settings (docs/configuration.md); edited by agent-lsp improve\n"
-        "\n[tests]\nrunOnSave = false\ntimeout = 90\n\n[compaction]\ntask = 0.5\n"
-    )
+    assert config.read_text() == CONFIG.replace("task = 0.7", "task = 0.5")  # comments kept
     assert settings_of(configured, user_config).compaction.task == 0.5
     logged = json.loads(
         (configured / ".agent-lsp" / "improvements" / f"{record.id}.json").read_text()

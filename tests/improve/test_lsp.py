@@ -15,6 +15,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.test_cli import agent_lsp
 
 NOTE = "Always pass -p no:randomly to pytest here."
+COMPACT = [{"key": "compaction.task", "value": 0.5}]
 
 
 async def execute(client: EditorClient, command: str, **args: object) -> Any:
@@ -56,7 +57,10 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         first = client.questions[0]
         assert first.message == "agent-lsp proposes: no:randomly (.agent-lsp/prompt-notes.md)"
         assert [a.title for a in first.actions or []] == ["Apply", "Show diff", "Reject"]
-        assert any(f"+{NOTE}" in m.message for m in client.messages)  # the diff, shown
+        [shown] = client.shown_documents  # the diff, as review mode shows a proposal's
+        assert shown.uri == (project / ".agent-lsp/improvements/pending.diff").as_uri()
+        diff = (project / ".agent-lsp" / "improvements" / "pending.diff").read_text()
+        assert "+++ b/.agent-lsp/prompt-notes.md" in diff and f"+{NOTE}" in diff
         assert notes.read_text() == NOTE + "\n"
         ended = await client.wait_for_message("agent-lsp: completed")
         assert "no test runner" not in ended.message and "unverified" not in ended.message
@@ -70,6 +74,22 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         await execute(client, "agentLsp.improve", request="allow more steps")
         await client.wait_for_message("agent-lsp: improvement rejected: nothing changed", 120)
         assert not (project / ".agent-lsp" / "config.toml").exists()
+
+        # yes: applied at once (the terminal's --yes), nothing asked
+        client.messages.clear()
+        asked = len(client.questions)
+        fake_openai.script(
+            Reply(
+                tool_calls=[ToolCall("propose_improvement", {"summary": "t", "config": COMPACT})]
+            ),
+            Reply("Proposed."),
+        )
+        await execute(client, "agentLsp.improve", request="compact earlier", yes=True)
+        applied = await client.wait_for_message("agent-lsp: improvement ", timeout=120)
+        assert "applied: t (checked: settings reload" in applied.message, applied.message
+        assert len(client.questions) == asked
+        config = (project / ".agent-lsp" / "config.toml").read_text()
+        assert "[compaction]\ntask = 0.5\n" in config
 
         reverted = await execute(client, "agentLsp.improveRevert", id=record["id"])
         assert reverted == {"message": f"improvement {record['id']} reverted"}

@@ -1,5 +1,6 @@
--- agent-lsp's commands (:AgentFix, :AgentTask, :AgentCancel, :AgentTests, :AgentLog) as soon as
--- this directory is on 'runtimepath', for any agent-lsp client; setup() starts the clients.
+-- agent-lsp's commands (:AgentFix, :AgentTask, :AgentCancel, :AgentTests, :AgentLog,
+-- :AgentImprove …) as soon as this directory is on 'runtimepath', for any agent-lsp client;
+-- setup() starts the clients.
 if vim.g.loaded_agent_lsp or vim.fn.has("nvim-0.7") == 0 then
   return
 end

@@ -17,6 +17,9 @@ import {
   CATEGORY,
   cancelArguments,
   continueArguments,
+  improveArguments,
+  improveRevertArguments,
+  improvementItems,
   isTaskProgress,
   logTarget,
   missingServerNotice,
@@ -404,6 +407,55 @@ async function steer(): Promise<void> {
   }
 }
 
+async function improve(): Promise<void> {
+  if ((await readyClient()) === undefined) {
+    return;
+  }
+  const text = await vscode.window.showInputBox({
+    title: `${CATEGORY}: Improve its setup`,
+    prompt: "What should agent-lsp change in its own setup for this project?",
+    placeHolder: "when you run the tests here, always pass -p no:randomly",
+    ignoreFocusOut: true,
+  });
+  const uri = vscode.window.activeTextEditor?.document.uri.toString();
+  const args = improveArguments(text, uri);
+  if (args !== undefined) {
+    await execute(SERVER.improve, args, true);
+  }
+}
+
+async function pickImprovement(onlyApplied: boolean): Promise<string | undefined> {
+  const items = improvementItems(await execute(SERVER.improveList, [{}], true)).filter(
+    (item) => !onlyApplied || !item.reverted,
+  );
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage(
+      onlyApplied ? "agent-lsp: no applied improvement" : "agent-lsp: no improvements yet",
+    );
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `${CATEGORY}: Improvements`,
+    placeHolder: onlyApplied ? "The improvement to revert" : "Pick one to revert it",
+  });
+  return picked?.reverted === false ? picked.id : undefined;
+}
+
+async function improveList(): Promise<void> {
+  const id = await pickImprovement(false);
+  if (id !== undefined) {
+    await improveRevert(id);
+  }
+}
+
+async function improveRevert(id?: string): Promise<void> {
+  const ident = id ?? (await pickImprovement(true));
+  const args = improveRevertArguments(ident);
+  if (args !== undefined) {
+    await execute(SERVER.improveRevert, args, true);
+  }
+}
+
 async function showLog(): Promise<void> {
   const running = client?.state === State.Running ? client : undefined;
   const advertised = running?.initializeResult?.capabilities.executeCommandProvider?.commands;
@@ -458,6 +510,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(PALETTE.remember, remember),
     vscode.commands.registerCommand(PALETTE.continue, continueTask),
     vscode.commands.registerCommand(PALETTE.steer, steer),
+    vscode.commands.registerCommand(PALETTE.improve, improve),
+    vscode.commands.registerCommand(PALETTE.improveList, improveList),
+    vscode.commands.registerCommand(PALETTE.improveRevert, () => improveRevert()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         void launch(context, tracker, notifications);

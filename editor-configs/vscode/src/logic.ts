@@ -10,6 +10,9 @@ export const SERVER = {
   remember: "agentLsp.remember",
   continue: "agentLsp.continue",
   steer: "agentLsp.steer",
+  improve: "agentLsp.improve",
+  improveList: "agentLsp.improveList",
+  improveRevert: "agentLsp.improveRevert",
 } as const;
 
 /**
@@ -24,6 +27,9 @@ export const PALETTE = {
   remember: "agentLsp.palette.remember",
   continue: "agentLsp.palette.continue",
   steer: "agentLsp.palette.steer",
+  improve: "agentLsp.palette.improve",
+  improveList: "agentLsp.palette.improveList",
+  improveRevert: "agentLsp.palette.improveRevert",
 } as const;
 
 /** The palette category: commands show as "agent-lsp: Run task…" (the product's name). */
@@ -272,6 +278,52 @@ export function steerArguments(text: string | undefined): unknown[] | undefined 
   return note === "" ? undefined : [{ note }];
 }
 
+/** `agentLsp.improve` arguments: the request (and the active file, for the question). */
+export function improveArguments(text: string | undefined, uri?: string): unknown[] | undefined {
+  const request = (text ?? "").trim();
+  if (request === "") {
+    return undefined;
+  }
+  return [uri ? { request, uri } : { request }];
+}
+
+/** `agentLsp.improveRevert` arguments: the improvement's id. */
+export function improveRevertArguments(id: string | undefined): unknown[] | undefined {
+  const ident = (id ?? "").trim();
+  return ident === "" ? undefined : [{ id: ident }];
+}
+
+export interface ImprovementItem {
+  id: string;
+  label: string;
+  description: string;
+  reverted: boolean;
+}
+
+/** `agentLsp.improveList`'s answer as quick-pick items, newest first. */
+export function improvementItems(result: unknown): ImprovementItem[] {
+  const list = record(result).improvements;
+  if (!Array.isArray(list)) {
+    return [];
+  }
+  const items: ImprovementItem[] = [];
+  for (const entry of list as unknown[]) {
+    const fields = record(entry);
+    if (typeof fields.id !== "string") {
+      continue;
+    }
+    const summary = record(fields.patch).summary;
+    const reverted = typeof fields.reverted === "string";
+    items.push({
+      id: fields.id,
+      label: typeof summary === "string" ? summary : fields.id,
+      description: `${fields.id} · ${reverted ? "reverted" : "applied"}`,
+      reverted,
+    });
+  }
+  return items.reverse();
+}
+
 /** Whether the server advertised `command` (initialize result, executeCommandProvider). */
 export function serverSupports(
   advertised: readonly string[] | undefined,
@@ -327,6 +379,13 @@ export function resultNotice(command: string, result: unknown): Notice | undefin
         : undefined;
     case SERVER.remember:
       return { level: "info", text: "agent-lsp: noted" };
+    case SERVER.improve:
+      return typeof fields.taskId === "string"
+        ? {
+            level: "info",
+            text: `agent-lsp: improvement task ${fields.taskId} started (you review its patch)`,
+          }
+        : undefined;
     default:
       return undefined;
   }

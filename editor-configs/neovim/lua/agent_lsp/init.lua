@@ -191,6 +191,13 @@ local function execute(client, command, arguments, bufnr)
       notify("agent-lsp: no task to cancel")
     elseif command == "agentLsp.showLog" and result.path then
       vim.cmd("split " .. vim.fn.fnameescape(result.path)) -- the session log, JSON lines
+    elseif command == "agentLsp.improveList" and result.improvements then
+      local lines = {}
+      for _, r in ipairs(result.improvements) do
+        local state = r.reverted and ("reverted " .. r.reverted) or "applied"
+        table.insert(lines, ("%s  %s  %s  (%s)"):format(r.id, state, r.patch.summary, r.request))
+      end
+      notify(#lines > 0 and table.concat(lines, "\n") or "agent-lsp: no improvements yet")
     end
   end, bufnr)
 end
@@ -267,6 +274,13 @@ function M.log() run("agentLsp.showLog", { {} }) end
 --- :AgentSteer {note}: a note for the running task, taken at its next step.
 function M.continue_task(hint) run("agentLsp.continue", { { hint = hint } }) end
 function M.steer(note) run("agentLsp.steer", { { note = note } }) end
+--- :AgentImprove {request}: the agent proposes a change to its own setup for the project
+--- (Apply / Show diff / Reject when ready). :AgentImproveList, :AgentImproveRevert {id}.
+function M.improve(request)
+  run("agentLsp.improve", { { request = request, uri = vim.uri_from_bufnr(0) } })
+end
+function M.improve_list() run("agentLsp.improveList", { {} }) end
+function M.improve_revert(id) run("agentLsp.improveRevert", { { id = id } }) end
 
 -- Nearest directory upwards holding a root marker; else the file's own directory.
 local function find_root(path)
@@ -328,6 +342,12 @@ function M.commands()
     { nargs = "+", desc = "agent-lsp: continue the stopped task with a hint" })
   command("AgentSteer", function(a) M.steer(a.args) end,
     { nargs = "+", desc = "agent-lsp: a note for the running task" })
+  command("AgentImprove", function(a) M.improve(a.args) end,
+    { nargs = "+", desc = "agent-lsp: improve its own setup for this project" })
+  command("AgentImproveList", function() M.improve_list() end,
+    { desc = "agent-lsp: the improvements applied here" })
+  command("AgentImproveRevert", function(a) M.improve_revert(a.args) end,
+    { nargs = 1, desc = "agent-lsp: revert one improvement (its id)" })
 end
 
 function M.setup(opts)

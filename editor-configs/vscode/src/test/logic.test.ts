@@ -11,6 +11,9 @@ import {
   expandHome,
   explicitValue,
   extraDirectories,
+  improveArguments,
+  improvementItems,
+  improveRevertArguments,
   isTaskProgress,
   logTarget,
   missingServerNotice,
@@ -464,5 +467,34 @@ suite("status bar", () => {
     assert.ok(view.text.endsWith("…"));
     assert.equal(view.text.length, "$(sync~spin) agent: ".length + 50);
     assert.ok(view.tooltip.includes("x".repeat(100)));
+  });
+});
+
+suite("improve commands", () => {
+  test("the request (with the active file), the id, the list as quick-pick items", () => {
+    assert.deepEqual(improveArguments(" pass -p no:randomly ", "file:///p/a.py"), [
+      { request: "pass -p no:randomly", uri: "file:///p/a.py" },
+    ]);
+    assert.equal(improveArguments("  "), undefined);
+    assert.deepEqual(improveRevertArguments(" 20261202-0101-ab12 "), [
+      { id: "20261202-0101-ab12" },
+    ]);
+    assert.equal(improveRevertArguments(undefined), undefined);
+    const items = improvementItems({
+      improvements: [
+        { id: "a", patch: { summary: "first" }, reverted: null },
+        { id: "b", patch: { summary: "second" }, reverted: "2026-12-02T01:00:00+00:00" },
+      ],
+    });
+    assert.deepEqual(
+      items.map((i) => [i.id, i.label, i.reverted]),
+      [
+        ["b", "second", true],
+        ["a", "first", false],
+      ],
+    );
+    assert.deepEqual(improvementItems({ error: "no" }), []);
+    assert.equal(SERVER.improve, "agentLsp.improve");
+    assert.match(resultNotice(SERVER.improve, { taskId: "t1" })?.text ?? "", /task t1 started/);
   });
 });

@@ -1,0 +1,107 @@
+"""Commands `run_command` ran, per task, in `.agent-lsp/state/project/commands.json` (bounded:
+the 200 most recent commands, each with the last few tasks that ran it). When one normalised
+command has run in 3 different tasks and no project tool covers it, the task's end suggests
+making it a project tool — once per command, never applied by itself."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from agent_lsp.memory.layout import Layout
+from agent_lsp.messages import ChatMessage
+from agent_lsp.safety.reads import Refused
+
+__all__ = ["TASKS_FOR_SUGGESTION", "commands_ran", "normalise", "record_commands"]
+
+TASKS_FOR_SUGGESTION = 3
+MAX_COMMANDS = 200
+MAX_CHARS = 300  # longer command lines are not kept (a script, not a habit)
+
+
+def normalise(command: str) -> str:
+    """One spelling per command: its words, quoted only where needed, single-spaced."""
+    try:
+        return shlex.join(shlex.split(command))
+    except ValueError:
+        return " ".join(command.split())
+
+
+def commands_ran(messages: Sequence[ChatMessage]) -> list[str]:
+    """The `run_command` commands of a transcript, normalised, each once, in order."""
+    out: list[str] = []
+    for message in messages:
+        for call in message.tool_calls:
+            if call.name != "run_command":
+                continue
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                command = normalise(str(json.loads(call.arguments)["command"]))
+                if command and len(command) <= MAX_CHARS and command not in out:
+                    out.append(command)
+    return out
+
+
+def _covered(command: str, tools: Iterable[Sequence[str]]) -> bool:
+    """Does a project tool (its argv up to the first `{arg}`) run this command?"""
+    words = command.split(" ")
+    for argv in tools:
+        cut = next((i for i, part in enumerate(argv) if "{" in part), len(argv))
+        fixed = [shlex.quote(part) for part in argv[:cut]]
+        if fixed and words[: len(fixed)] == fixed:
+            return True
+    return False
+
+
+def _load(layout: Layout, path: Path) -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError, Refused):
+        data = json.loads(layout.reads.read_bytes(path, "").decode("utf-8"))
+        if isinstance(data, dict):
+            return cast("dict[str, Any]", data)
+    return {}
+
+
+def record_commands(
+    root: Path, task_id: str, commands: Sequence[str], tools: Iterable[Sequence[str]] = ()
+) -> list[str]:
+    """Record this task's commands; the suggestions due now (each said once)."""
+    if not commands:
+        return []
+    layout = Layout(root)
+    path = layout.state_project / "commands.json"
+    data = _load(layout, path)
+    seen: dict[str, list[str]] = {
+        k: [str(t) for t in cast("list[Any]", v)][-TASKS_FOR_SUGGESTION:]
+        for k, v in cast("dict[str, Any]", data.get("commands", {})).items()
+        if isinstance(v, list)
+    }
+    suggested = {str(s) for s in cast("list[Any]", data.get("suggested", []))}
+    for command in commands:
+        tasks = [t for t in seen.pop(command, []) if t != task_id] + [task_id]
+        seen[command] = tasks[-TASKS_FOR_SUGGESTION:]  # most recent last
+    seen = dict(list(seen.items())[-MAX_COMMANDS:])
+    tool_list = list(tools)
+    due = [
+        c
+        for c in commands
+        if len(seen.get(c, ())) >= TASKS_FOR_SUGGESTION
+        and c not in suggested
+        and not _covered(c, tool_list)
+    ]
+    suggested.update(due)
+    body = {"version": 1, "commands": seen, "suggested": sorted(suggested)[-MAX_COMMANDS:]}
+    with contextlib.suppress(OSError, Refused):
+        layout.reads.mkdir(path.parent)
+        layout.reads.write(path, json.dumps(body, indent=1) + "\n")
+    return [_suggestion(c) for c in due]
+
+
+def _suggestion(command: str) -> str:
+    request = "add a tool for " + command.replace('"', "'")
+    return (
+        f"`{command}` ran in {TASKS_FOR_SUGGESTION} tasks: "
+        f'`agent-lsp improve "{request}"` makes it a project tool'
+    )
