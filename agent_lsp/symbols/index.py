@@ -36,6 +36,7 @@ from agent_lsp.symbols.disk import Indexed, index_disk_file
 from agent_lsp.symbols.extract import describe_engines, extract
 from agent_lsp.symbols.lexical import reference_lines
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language, language_for
+from agent_lsp.symbols.walk import Walker
 
 DEFAULT_SKIP_DIRS = frozenset(
     {
@@ -73,6 +74,22 @@ class FileExtractor(Protocol):
     def index_files(
         self, files: Sequence[DiskJob], engine: Engine, /
     ) -> Iterator[tuple[int, Indexed | None]]: ...
+
+
+def _forget(table: dict[str, tuple[str, ...]], key: str, definitions: Iterable[Definition]) -> None:
+    """Take `key` off the names of `definitions` in the name table."""
+    for definition in definitions:
+        keys = table.get(definition.name, ())
+        if key in keys:
+            rest = tuple(k for k in keys if k != key)
+            if rest:
+                table[definition.name] = rest
+            else:
+                del table[definition.name]
+
+
+def _names_of(files: Iterable[IndexedFile]) -> dict[str, tuple[str, ...]]:
+    return persisted.names_of({f.path: ((-1, -1, -1), b"", f.symbols) for f in files})
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +144,14 @@ class SymbolIndex:
         # name -> keys of the files defining it; tuples, which the cyclic GC stops tracking (a
         # big index as lists made each full collection walk ~40,000 more objects)
         self._by_name: dict[str, tuple[str, ...]] = {}
+        self._packed_names: bytes | None = None  # a warm start's table, until first used
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._built = False
         self._generation = 0
         self._totals: tuple[int, Counter[str]] | None = None
         self._saved = -1  # the generation last saved to the cache
+        self._walker: Walker | None = None
 
     # ------------------------------------------------------------------ status
 
@@ -195,13 +214,64 @@ class SymbolIndex:
                 self._save()
             return changed
 
+    def refresh_paths(self, paths: Iterable[Path | str]) -> int:
+        """Index again just these files, whose change is known (the editor saved them, a file
+        watcher or the agent reported them): a stat of each, and a read only of those whose
+        stamp changed; a file gone is forgotten. Nothing else is walked or read, so a later
+        `refresh()` finds them current. Editor buffers win as in `refresh()`; before the first
+        refresh this does nothing (it indexes everything). Returns how many files changed."""
+        with self._refresh_lock:
+            if not self._built:
+                return 0
+            stale: list[_Stale] = []
+            changed = 0
+            for path in paths:
+                key = self.key(path)
+                if key is None or language_for(key) is None or not self._walked(key):
+                    continue
+                current = self._files.get(key)
+                if current is not None and current.buffer is not None:
+                    continue
+                try:
+                    info = (self.root / key).stat()
+                except OSError:
+                    info = None
+                if (
+                    info is None
+                    or not stat.S_ISREG(info.st_mode)
+                    or (info.st_size > self.max_file_bytes)
+                ):
+                    with self._lock:
+                        if (now := self._files.get(key)) is not None and now.buffer is None:
+                            self._drop(key)
+                            changed += 1
+                    continue
+                found = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)
+                if current is None:
+                    if not self.truncated:
+                        stale.append((key, *found, None, None))
+                elif (current.mtime_ns, current.size, current.ctime_ns) != found:
+                    stale.append((key, *found, current.digest or None, current.symbols))
+            return changed + self._load_disk(stale)
+
+    def _walked(self, key: str) -> bool:
+        """Whether the walk of `refresh()` would reach `key` (no skipped directory on the way)."""
+        folders = key.split("/")[:-1]
+        if any(name in self.skip_dirs or name.startswith(".") for name in folders):
+            return False
+        return not any(
+            (self.root.joinpath(*folders[: n + 1]) / "pyvenv.cfg").exists()
+            for n in range(len(folders))
+        )
+
     def _refresh(self) -> int:
         found = self._scan()
         with self._lock:
             known = dict(self._files)
         cached: persisted.Entries = {}
+        names = b""
         if not self._built and self.cache is not None:
-            cached = persisted.load(self.cache, self.engine, self.root)
+            cached, names = persisted.load_index(self.cache, self.engine, self.root)
         stale: list[_Stale] = []
         reused: list[IndexedFile] = []
         for key, (mtime_ns, size, ctime_ns) in found.items():
@@ -219,7 +289,7 @@ class SymbolIndex:
             else:
                 stale.append((key, mtime_ns, size, ctime_ns, hit[1], hit[2]))
         with self._lock:
-            changed = self._put_new(reused)
+            changed = self._put_new(reused, cached, names)
         self.reused += changed
         # a warm start that found the disk as saved has nothing to save
         clean = bool(cached) and not stale and len(reused) == len(cached) == changed
@@ -237,37 +307,17 @@ class SymbolIndex:
 
     def _scan(self) -> dict[str, tuple[int, int, int]]:
         """Indexable files under the root: relative path -> (mtime_ns, size, ctime_ns)."""
-        found: dict[str, tuple[int, int, int]] = {}
-        self.truncated = False
-        pending = [(str(self.root), "")]
-        while pending:
-            directory, prefix = pending.pop()
-            try:
-                with os.scandir(directory) as listing:
-                    entries = sorted(listing, key=lambda e: e.name)
-            except OSError:
-                continue
-            if prefix and any(e.name == "pyvenv.cfg" for e in entries):
-                continue  # a virtualenv, whatever its name
-            subdirectories: list[tuple[str, str]] = []
-            for entry in entries:
-                name = entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if name not in self.skip_dirs and not name.startswith("."):
-                            subdirectories.append((entry.path, f"{prefix}{name}/"))
-                        continue
-                    if language_for(name) is None:
-                        continue
-                    info = entry.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(info.st_mode) and info.st_size <= self.max_file_bytes:
-                    if len(found) >= self.max_files:
-                        self.truncated = True
-                        return found
-                    found[prefix + name] = (info.st_mtime_ns, info.st_size, info.st_ctime_ns)
-            pending.extend(reversed(subdirectories))
+        walker = self._walker
+        if walker is None or (walker.skip_dirs, walker.max_bytes, walker.max_files) != (
+            self.skip_dirs,
+            self.max_file_bytes,
+            self.max_files,
+        ):
+            walker = self._walker = Walker(
+                str(self.root), self.skip_dirs, self.max_file_bytes, self.max_files
+            )
+        found = walker.scan()
+        self.truncated = walker.truncated
         return found
 
     def _load_disk(self, stale: Sequence[_Stale]) -> int:
@@ -326,7 +376,13 @@ class SymbolIndex:
                 for key, f in self._files.items()
                 if f.buffer is None and f.digest
             }
-        if persisted.save(self.cache, self.root, entries, self.engine):
+            names: persisted.Names | bytes | None = self._packed_names
+            if names is None:
+                names = dict(self._by_name)
+                for key, f in self._files.items():
+                    if key not in entries:  # an editor buffer: not saved
+                        _forget(names, key, f.symbols.definitions)
+        if persisted.save(self.cache, self.root, entries, self.engine, names=names):
             self._saved = generation
 
     # ------------------------------------------------------------------ editor buffers
@@ -403,46 +459,62 @@ class SymbolIndex:
     def _put(self, key: str, entry: IndexedFile) -> None:
         self._drop(key)
         self._files[key] = entry
+        by_name = self._names()
         for definition in entry.symbols.definitions:
-            keys = self._by_name.get(definition.name, ())
+            keys = by_name.get(definition.name, ())
             if key not in keys:
-                self._by_name[definition.name] = (*keys, key)
+                by_name[definition.name] = (*keys, key)
         self._generation += 1
 
-    def _put_new(self, entries: Sequence[IndexedFile]) -> int:
+    def _put_new(
+        self, entries: Sequence[IndexedFile], cached: persisted.Entries, names: bytes
+    ) -> int:
         """`_put` of many entries at once (the files of a warm start), skipping any file that
-        is indexed meanwhile; returns how many were put."""
+        is indexed meanwhile; returns how many were put. The name table saved with `cached`
+        is kept packed when it is the table of exactly the files put (see `_names`); when
+        some cached files are not put now, it is unpacked and their keys taken off (their
+        definitions are read to find them), unless they are many: then it is built from the
+        definitions of the files put."""
         files = self._files
         fresh = [entry for entry in entries if entry.path not in files]
-        added: dict[str, list[str]] = {}
+        put = {entry.path for entry in fresh}
+        others = [key for key in cached if key not in put]
         for entry in fresh:
             files[entry.path] = entry
-            key = entry.path
-            for definition in entry.symbols.definitions:
-                keys = added.get(definition.name)
-                if keys is None:
-                    added[definition.name] = [key]
-                elif keys[-1] != key:
-                    keys.append(key)
-        by_name = self._by_name
-        for name, keys in added.items():
-            by_name[name] = (*by_name.get(name, ()), *keys)
         if fresh:
             self._generation += 1
+        if names and not others and not self._by_name and self._packed_names is None:
+            self._packed_names = names
+            return len(fresh)
+        table = persisted.unpack_names(names) if len(others) * 4 <= len(cached) else None
+        if table is not None:
+            for key in others:
+                _forget(table, key, cached[key][2].definitions)
+        else:
+            table = _names_of(fresh)
+        by_name = self._names()
+        if not by_name:
+            self._by_name = table
+        else:
+            for name, keys in table.items():
+                by_name[name] = (*by_name.get(name, ()), *keys)
         return len(fresh)
+
+    def _names(self) -> dict[str, tuple[str, ...]]:
+        """The name table (locked), unpacked first if a warm start left it packed: it is
+        then the table of exactly the files indexed (any change unpacks it first)."""
+        packed = self._packed_names
+        if packed is not None:
+            self._packed_names = None
+            table = persisted.unpack_names(packed)
+            self._by_name = _names_of(list(self._files.values())) if table is None else table
+        return self._by_name
 
     def _drop(self, key: str) -> None:
         old = self._files.pop(key, None)
         if old is None:
             return
-        for definition in old.symbols.definitions:
-            keys = self._by_name.get(definition.name, ())
-            if key in keys:
-                rest = tuple(k for k in keys if k != key)
-                if rest:
-                    self._by_name[definition.name] = rest
-                else:
-                    del self._by_name[definition.name]
+        _forget(self._names(), key, old.symbols.definitions)
         self._generation += 1
 
     # ------------------------------------------------------------------ queries
@@ -460,7 +532,8 @@ class SymbolIndex:
         """Definitions of `name`; `Container.name` keeps those inside that class or type."""
         container, _, bare = name.rpartition(".")
         with self._lock:
-            entries = [self._files[k] for k in self._by_name.get(bare, ())]
+            found = (self._files.get(k) for k in self._names().get(bare, ()))
+            entries = [entry for entry in found if entry is not None]
         hits = [
             SymbolHit(entry.path, d)
             for entry in entries
@@ -527,7 +600,7 @@ class SymbolIndex:
         """Defined names close to `name`, ignoring case (for "did you mean")."""
         bare = name.rpartition(".")[2]
         with self._lock:
-            names = list(self._by_name)
+            names = list(self._names())
         folded: dict[str, list[str]] = {}
         for candidate in sorted(names):
             folded.setdefault(candidate.casefold(), []).append(candidate)
