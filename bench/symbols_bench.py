@@ -55,7 +55,7 @@ import symbols_warm  # noqa: E402
 from lsp_workloads import generate_python  # noqa: E402
 
 from agent_lsp.symbols import SymbolIndex, extract  # noqa: E402
-from agent_lsp.symbols.index import Extractor  # noqa: E402
+from agent_lsp.symbols.entries import Extractor  # noqa: E402
 from agent_lsp.symbols.model import Engine  # noqa: E402
 from agent_lsp.symbols.worker import ProcessExtractor  # noqa: E402
 
