@@ -54,7 +54,7 @@ from agent_lsp.safety.tools import guard_tools
 from agent_lsp.seams import EditorChannel, Model, Tool
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.symbols.cache import cache_path
-from agent_lsp.symbols.index import Extractor
+from agent_lsp.symbols.entries import Extractor
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.tools import (
     RESERVED_NAMES,

@@ -10,7 +10,7 @@ the incremental figures can modify files. On that copy:
   `refresh()` after that file changed on disk (walk + stat of the whole tree, one parse);
   medians of 20;
 - cold / warm / one-file change (`symbols_warm.py`): a fresh build serially, through the process
-  pool and with the code of `--baseline` (db7ed13), a warm start from the persisted index, and
+  pool and with the code of `--baseline` (7ebaa2d), a warm start from the persisted index, and
   `refresh()` after one file changed, against ctags in the same rotated rounds
   (`--cold-warm-only` stops after them);
 - no-op `refresh()` (nothing changed: the walk and stats alone) and the queries
@@ -55,7 +55,7 @@ import symbols_warm  # noqa: E402
 from lsp_workloads import generate_python  # noqa: E402
 
 from agent_lsp.symbols import SymbolIndex, extract  # noqa: E402
-from agent_lsp.symbols.index import Extractor  # noqa: E402
+from agent_lsp.symbols.entries import Extractor  # noqa: E402
 from agent_lsp.symbols.model import Engine  # noqa: E402
 from agent_lsp.symbols.worker import ProcessExtractor  # noqa: E402
 
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap-runs", type=int, default=9, help="extractions of the big buffer")
     parser.add_argument("--output", type=Path, default=RESULTS_PATH)
     parser.add_argument("--warm-rounds", type=int, default=5, help="rounds of cold/warm figures")
-    parser.add_argument("--baseline", default="db7ed13", help="git revision of 'previous'")
+    parser.add_argument("--baseline", default="7ebaa2d", help="git revision of 'previous'")
     parser.add_argument(
         "--cold-warm-only", action="store_true", help="only the cold / warm / one-file figures"
     )

@@ -9,12 +9,15 @@ are re-checked by digest on every start), each round runs, in a rotating order:
 - cold, pool: the same through a fresh `ProcessExtractor` (one worker process per core for the
   build, started and shut down inside the build; their CPU counted);
 - cold, previous version: `SymbolIndex(tree).refresh()` of the code at `--baseline` (a
-  `git archive` copy), timed inside a subprocess (its interpreter start left out);
+  `git archive` copy), timed inside a subprocess (its interpreter start left out); and its warm
+  start from its own cache file (alone, and with a first `definitions()` query);
 - warm: a fresh `SymbolIndex(tree, cache=...)` whose cache a previous build saved: walk, stat,
-  load; and the same followed by `totals()` (the first query that reads every file's identifier
-  counts, which a warm start unpacks lazily).
+  load; the same followed by a first `definitions()` query (which unpacks the name table and
+  the definitions of the files it reads), and by `totals()` (the first query that reads every
+  file's identifier counts; a warm start unpacks all of those lazily).
 
-Then, on a warm index: `refresh()` after one file changed on disk (median of `--incremental-runs`).
+Then, on a warm index, one file changed on disk (median of `--incremental-runs`): `refresh()`,
+`refresh_paths([it])` (the change known), and the baseline's `refresh()`.
 """
 
 from __future__ import annotations
@@ -43,11 +46,37 @@ BASELINE_SCRIPT = """
 import sys, time
 from pathlib import Path
 from agent_lsp.symbols import SymbolIndex
-index = SymbolIndex(Path(sys.argv[1]), max_file_bytes=1 << 30, skip_dirs={"site-packages"})
+cache = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+index = SymbolIndex(
+    Path(sys.argv[1]), max_file_bytes=1 << 30, skip_dirs={"site-packages"}, cache=cache
+)
 cpu, start = time.process_time(), time.perf_counter()
 index.refresh()
-print(time.perf_counter() - start, time.process_time() - cpu, len(index))
+if len(sys.argv) > 3:
+    index.definitions(sys.argv[3])
+print(time.perf_counter() - start, time.process_time() - cpu, index.parsed)
 """
+BASELINE_CHANGE_SCRIPT = """
+import statistics, sys, time
+from pathlib import Path
+from agent_lsp.symbols import SymbolIndex
+tree, changed, runs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+index = SymbolIndex(tree, max_file_bytes=1 << 30, skip_dirs={"site-packages"})
+index.refresh()
+original = changed.read_text()
+samples, cpus = [], []
+for n in range(runs):
+    changed.write_text(f"{original}\\n\\ndef _bench_base_{n}(x):\\n    return x\\n")
+    parsed = index.parsed
+    cpu, start = time.process_time(), time.perf_counter()
+    count = index.refresh()
+    samples.append(time.perf_counter() - start)
+    cpus.append(time.process_time() - cpu)
+    assert (count, index.parsed - parsed) == (1, 1)
+changed.write_text(original)
+print(statistics.median(samples), statistics.median(cpus))
+"""
+QUERY = "ArgumentParser"  # the first query of a warm start: `definitions(QUERY)`
 
 
 def children_cpu() -> float:
@@ -101,25 +130,35 @@ def cold_pool(tree: Path) -> tuple[float, float]:
     return wall, time.process_time() - cpu + children_cpu() - children
 
 
-def cold_baseline(tree: Path, code: Path) -> tuple[float, float]:
+def cold_baseline(tree: Path, code: Path, *warm: str, seed: bool = False) -> tuple[float, float]:
+    """The baseline's build (with `warm`: cache path[, query], its warm start; `seed`: the
+    build that saves that cache), in a child."""
     environment = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(
-        [sys.executable, "-c", BASELINE_SCRIPT, str(tree)],
+        [sys.executable, "-c", BASELINE_SCRIPT, str(tree), *warm],
         capture_output=True,
         text=True,
         check=True,
         env=environment,
         cwd=code,
     )
-    wall, cpu, _ = done.stdout.split()
+    wall, cpu, parsed = done.stdout.split()
+    assert seed or not warm or parsed == "0", f"the baseline's warm start parsed {parsed}"
     return float(wall), float(cpu)
 
 
-def warm(tree: Path, query: bool) -> tuple[float, float]:
+def base_cache(tree: Path) -> Path:
+    """The baseline's own cache file (another format: the two must not overwrite each other)."""
+    return cache_path(tree).with_name("symbols-baseline.bin")
+
+
+def warm(tree: Path, query: str) -> tuple[float, float]:
     cpu, start = time.process_time(), time.perf_counter()
     loaded = index(tree, cache=cache_path(tree))
     loaded.refresh()
-    if query:
+    if query == "definitions":
+        loaded.definitions(QUERY)
+    elif query == "totals":
         loaded.totals()
     wall, used = time.perf_counter() - start, time.process_time() - cpu
     assert loaded.parsed == 0, f"a warm start parsed {loaded.parsed} files"
@@ -136,26 +175,59 @@ def ctags_run(ctags: str, tree: Path) -> tuple[float, float]:
     return time.perf_counter() - start, children_cpu() - cpu
 
 
-def one_file_change(tree: Path, changed: Path, runs: int) -> dict[str, Any]:
+def one_file_change(
+    tree: Path, changed: Path, runs: int, code: Path | None = None
+) -> dict[str, Any]:
+    """On a warm index, `argparse.py` rewritten on disk `runs` times, each followed by:
+    `refresh()` (the walk finds it), `refresh_paths([it])` (the change is known: an editor's
+    save, a watcher), or `refresh()` after `refresh_paths` (what a query then pays); plus
+    `refresh()` with nothing changed and, with `code`, the baseline's `refresh()`."""
     loaded = index(tree, cache=cache_path(tree))
     loaded.refresh()
     original = changed.read_text()
-    samples: list[float] = []
+    samples: dict[str, list[float]] = {"refresh()": [], "refresh_paths()": [], "then": []}
+    cpus: dict[str, list[float]] = {name: [] for name in samples}
     for n in range(runs):
-        changed.write_text(f"{original}\n\ndef _bench_disk_{n}(x):\n    return x\n")
-        parsed = loaded.parsed
-        start = time.perf_counter()
-        count = loaded.refresh()
-        samples.append(time.perf_counter() - start)
-        assert (count, loaded.parsed - parsed) == (1, 1), "not exactly one file re-parsed"
+        for way in ("refresh()", "refresh_paths()"):
+            tag = "walk" if way == "refresh()" else "known"
+            changed.write_text(f"{original}\n\ndef _bench_{tag}_{n}(x):\n    return x\n")
+            parsed = loaded.parsed
+            cpu, start = time.process_time(), time.perf_counter()
+            count = loaded.refresh() if way == "refresh()" else loaded.refresh_paths([changed])
+            samples[way].append(time.perf_counter() - start)
+            cpus[way].append(time.process_time() - cpu)
+            assert (count, loaded.parsed - parsed) == (1, 1), "not exactly one file re-parsed"
+        cpu, start = time.process_time(), time.perf_counter()
+        assert loaded.refresh() == 0
+        samples["then"].append(time.perf_counter() - start)
+        cpus["then"].append(time.process_time() - cpu)
     changed.write_text(original)
     loaded.refresh()
     loaded.close()
-    return {"median_s": statistics.median(samples), "samples_s": samples}
+    figures = {name: statistics.median(values) for name, values in samples.items()}
+    cpu_figures = {name: statistics.median(values) for name, values in cpus.items()}
+    if code is not None:
+        done = subprocess.run(
+            [sys.executable, "-c", BASELINE_CHANGE_SCRIPT, str(tree), str(changed), str(runs)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(code)},
+            cwd=code,
+        )
+        wall, used = done.stdout.split()
+        figures["baseline refresh()"], cpu_figures["baseline refresh()"] = float(wall), float(used)
+    return {"median_s": figures, "cpu_median_s": cpu_figures, "samples_s": samples, "runs": runs}
 
 
 def bench(
-    tree: Path, ctags: str | None, rounds: int, baseline: str | None, runs: int, changed: Path
+    tree: Path,
+    ctags: str | None,
+    rounds: int,
+    baseline: str | None,
+    runs: int,
+    changed: Path,
+    cold: bool = True,
 ) -> dict[str, Any]:
     settle(tree)
     seed = index(tree, cache=cache_path(tree))
@@ -164,16 +236,26 @@ def bench(
     del seed
     with tempfile.TemporaryDirectory(prefix="symbols-baseline-") as temp:
         code = baseline_copy(baseline, Path(temp)) if baseline else None
+        if code is not None:
+            cold_baseline(tree, code, str(base_cache(tree)), seed=True)  # its cache
         steps: dict[str, Any] = {
             "cold, serial": lambda: cold_serial(tree),
             "cold, pool": lambda: cold_pool(tree),
-            "warm": lambda: warm(tree, query=False),
-            "warm + totals()": lambda: warm(tree, query=True),
+            "warm": lambda: warm(tree, query=""),
+            f"warm + definitions({QUERY})": lambda: warm(tree, query="definitions"),
+            "warm + totals()": lambda: warm(tree, query="totals"),
         }
         if ctags:
             steps["ctags"] = lambda: ctags_run(ctags, tree)
         if code is not None:
             steps[f"cold, {baseline}"] = lambda: cold_baseline(tree, code)
+        if not cold:  # `--no-cold`: the warm figures alone (a cold build is ~15x ctags)
+            steps = {name: step for name, step in steps.items() if not name.startswith("cold")}
+        if code is not None:
+            steps[f"warm, {baseline}"] = lambda: cold_baseline(tree, code, str(base_cache(tree)))
+            steps[f"warm + definitions(), {baseline}"] = lambda: cold_baseline(
+                tree, code, str(base_cache(tree)), QUERY
+            )
         wall: dict[str, list[float]] = {name: [] for name in steps}
         cpu: dict[str, list[float]] = {name: [] for name in steps}
         names = list(steps)
@@ -188,6 +270,7 @@ def bench(
                 + ", ".join(f"{n} {wall[n][-1] * 1000:.0f} ms" for n in names),
                 flush=True,
             )
+        change = one_file_change(tree, changed, runs, code)
     figures: dict[str, Any] = {
         name: {
             "median_s": statistics.median(wall[name]),
@@ -205,7 +288,8 @@ def bench(
     return {
         "rounds": rounds,
         "builds": figures,
-        "one_file_change": one_file_change(tree, changed, runs),
+        "one_file_change": change,
+        "baseline": baseline,
         "loadavg_after": os.getloadavg(),
     }
 
@@ -223,11 +307,37 @@ def report(results: dict[str, Any]) -> list[str]:
             f"{row['cpu_median_s'] * 1000:8.0f} ms{cpu_ratio:>8}"
         )
     change = results["one_file_change"]
-    out.append(
-        f"  one file changed on disk, refresh() (median of {len(change['samples_s'])}): "
-        f"{change['median_s'] * 1000:.1f} ms"
-    )
+    medians = change["median_s"]
+    out.append(f"one file changed on disk, warm index (median of {change['runs']})")
+    labels = {
+        "refresh()": "refresh() (the walk finds it)",
+        "refresh_paths()": "refresh_paths([it]) (a known change)",
+        "then": "then refresh() (nothing left)",
+        "baseline refresh()": f"refresh(), {results.get('baseline')}",
+    }
+    cpu = change.get("cpu_median_s", {})
+    for name, label in labels.items():
+        if name in medians:
+            used = f"{cpu[name] * 1000:7.1f} ms CPU" if name in cpu else ""
+            out.append(f"  {label:40}{medians[name] * 1000:7.1f} ms {used}")
     return out
+
+
+def change_only(tree: Path, runs: int, baseline: str | None, changed: Path) -> dict[str, Any]:
+    """The one-file-change figures alone (`--change-only`), on a warm index."""
+    settle(tree)
+    seed = index(tree, cache=cache_path(tree))
+    seed.refresh()
+    seed.close()
+    with tempfile.TemporaryDirectory(prefix="symbols-baseline-") as temp:
+        code = baseline_copy(baseline, Path(temp)) if baseline else None
+        return {
+            "rounds": 0,
+            "builds": {},
+            "one_file_change": one_file_change(tree, changed, runs, code),
+            "baseline": baseline,
+            "loadavg_after": os.getloadavg(),
+        }
 
 
 def main() -> int:
@@ -240,23 +350,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", default="db7ed13", help="git revision for 'previous'")
+    parser.add_argument("--baseline", default="7ebaa2d", help="git revision for 'previous'")
     parser.add_argument("--incremental-runs", type=int, default=20)
     parser.add_argument("--changed", default="argparse.py")
+    parser.add_argument("--change-only", action="store_true", help="only the one-file figures")
+    parser.add_argument("--no-cold", action="store_true", help="leave the cold builds out")
     args = parser.parse_args()
     found = find_ctags()
     with tempfile.TemporaryDirectory(prefix="symbols-warm-") as temp:
         tree = Path(temp) / "stdlib"
         files, lines, size = copy_tree(args.source, tree)
         print(f"tree: copy of {args.source}: {files} files, {lines:,} lines, {size / 1e6:.1f} MB")
-        results = bench(
-            tree,
-            found[0] if found else None,
-            args.rounds,
-            args.baseline,
-            args.incremental_runs,
-            tree / args.changed,
-        )
+        if args.change_only:
+            results = change_only(tree, args.incremental_runs, args.baseline, tree / args.changed)
+        else:
+            results = bench(
+                tree,
+                found[0] if found else None,
+                args.rounds,
+                args.baseline,
+                args.incremental_runs,
+                tree / args.changed,
+                cold=not args.no_cold,
+            )
         shutil.rmtree(tree / ".agent-lsp", ignore_errors=True)
     print("\n".join(report(results)))
     print(f"load average: {os.getloadavg()}")

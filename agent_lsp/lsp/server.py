@@ -303,6 +303,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     async def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
         (await ls.load()).saved(params.text_document.uri)
 
+    @server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(
+        ls: AgentLanguageServer, params: t.DidChangeWatchedFilesParams
+    ) -> None:
+        (await ls.load()).files_changed([change.uri for change in params.changes])
+
     @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
         ls: AgentLanguageServer, params: t.DidChangeConfigurationParams

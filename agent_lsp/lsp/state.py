@@ -215,12 +215,24 @@ class AgentState:
 
     def saved(self, uri: str) -> None:
         session = self.session_for(uri)
+        self.files_changed([uri])
         if session.settings.tests.run_on_save:
             self.test_runs.start(session, None)
         self.lints.start(session)
 
     def opened(self, uri: str) -> None:
         self.lints.start(self.session_for(uri))
+
+    def files_changed(self, uris: Sequence[str]) -> None:
+        """Files saved or reported by the editor's watcher: each session's symbol index
+        re-reads just those (in a thread), not the whole tree."""
+        changed: dict[Path, tuple[Session, list[Path]]] = {}
+        for uri in uris:
+            if (path := uri_to_path(uri)) is not None:
+                session = self.session_for(uri)
+                changed.setdefault(session.root, (session, []))[1].append(path)
+        for session, paths in changed.values():
+            self.background(_reindex(session, paths))
 
     async def apply_proposal(self, proposal_id: str) -> dict[str, Any]:
         proposal = self.proposals.find(proposal_id)
@@ -373,6 +385,10 @@ class AgentState:
         for session in self.sessions.values():
             session.close()
         self.tasks.worker.close()
+
+
+async def _reindex(session: Session, paths: list[Path]) -> None:
+    await asyncio.to_thread(session.symbols.refresh_paths, paths)
 
 
 def _relative(root: Path, path: Path) -> str:

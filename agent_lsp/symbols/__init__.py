@@ -1,11 +1,18 @@
 """The symbol index: per-file definitions and references (tree-sitter when installed, a regex
 fallback otherwise), a project-wide `SymbolIndex`, and a ranked repository map.
 
+`SymbolIndex` (`index.py`) is put together from one module per responsibility: `table.py` (the
+files and the name table), `persist.py` (the persisted index, `cache.py`), `refresh.py` (the
+walk and re-reads), `buffers.py` (editor buffers) and `queries.py`; its records are in
+`entries.py`. Big files are parsed in a child process (`worker.py`, the child's life kept by
+`keeper.py`).
+
 May import: the shared root modules (`fileio`) and `adapters`.
 """
 
+from agent_lsp.symbols.entries import IndexedFile, Reference, SymbolHit
 from agent_lsp.symbols.extract import describe_engines, engine_for, extract
-from agent_lsp.symbols.index import IndexedFile, Reference, SymbolHit, SymbolIndex
+from agent_lsp.symbols.index import SymbolIndex
 from agent_lsp.symbols.model import Definition, FileSymbols, language_for
 from agent_lsp.symbols.repomap import repo_map
 

@@ -4,9 +4,12 @@ unchanged tree parses nothing.
 One file: a magic line, an HMAC-SHA256 of the rest under this user's secret key
 (`cachekey`: kept outside every project, so a repository cannot ship a cache that passes), and
 the `marshal`led entries (plain tuples,
-dicts and strings: `marshal` loads them several times faster than `pickle` or JSON, and unlike
-`pickle` it runs no code). Each entry is a file's stamp when it was parsed (mtime_ns, ctime_ns,
-size), the digest of the bytes parsed, and its symbols as tuples.
+dicts, strings and bytes: `marshal` loads them several times faster than `pickle` or JSON, and
+unlike `pickle` it runs no code). Each entry is a file's stamp when it was parsed (mtime_ns,
+ctime_ns, size), the digest of the bytes parsed, and its definitions and identifier counts,
+each `marshal`led on its own (`packed`: unpacked only when read); beside the entries, the name
+table of the index (name -> files defining it), also packed, so that a warm start rebuilds
+neither.
 
 Never trusted blindly:
 - a file whose HMAC does not check under this user's key (written by another user or machine,
@@ -24,14 +27,13 @@ Never trusted blindly:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 import marshal
 import os
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import cast
@@ -39,11 +41,12 @@ from typing import cast
 from agent_lsp.symbols import cachekey
 from agent_lsp.symbols.disk import digest
 from agent_lsp.symbols.extract import describe_engines
-from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
+from agent_lsp.symbols.model import Engine, FileSymbols, Language
+from agent_lsp.symbols.packed import Counts, Definitions, pack_counts, pack_definitions
 
 AGENT_DIR = ".agent-lsp"  # `memory.layout.AGENT_DIR` (importing the memory package is slow)
-MAGIC = b"agent-lsp symbol index 2\n"
-FORMAT = 2
+MAGIC = b"agent-lsp symbol index 3\n"
+FORMAT = 3
 RACY_NS = 2_000_000_000
 GRAMMARS = (
     "tree-sitter",
@@ -52,13 +55,14 @@ GRAMMARS = (
     "tree-sitter-typescript",
     "tree-sitter-go",
 )
-CODE = ("extract", "lexical", "model", "regex_engine", "ts_engine")  # agent_lsp.symbols.*
+CODE = ("extract", "lexical", "model", "packed", "regex_engine", "ts_engine")  # agent_lsp.symbols.*
 
 Stamp = tuple[int, int, int]  # mtime_ns, ctime_ns, size
-Row = tuple[str, str, int, int, str | None, str]
 # key -> (stamp, digest, symbols)
 Entries = dict[str, tuple[Stamp, bytes, FileSymbols]]
-_Stored = tuple[str, Stamp, bytes, str, str, tuple[Row, ...], bytes]  # identifiers marshalled
+Names = dict[str, tuple[str, ...]]  # defined name -> keys of the files defining it
+# key, stamp, digest, language, engine, definitions and identifier counts (each marshalled)
+_Stored = tuple[str, Stamp, bytes, str, str, bytes, bytes]
 
 
 def cache_path(root: Path) -> Path:
@@ -95,110 +99,91 @@ def fingerprint(engine: Engine) -> tuple[object, ...]:
 def load(
     path: Path, engine: Engine, root: Path | None = None, secret: bytes | None = None
 ) -> Entries:
-    """The stored entries, or none when the file is missing, damaged, not authenticated by
-    `secret` (default: this user's, `cachekey.user_key`) or from other code, or not a regular
-    file reached without links (from `root`, when given): a checked-out tree could hold a
-    FIFO or a link to a device there."""
+    """The stored entries (see `load_index`)."""
+    return load_index(path, engine, root, secret)[0]
+
+
+def load_index(
+    path: Path, engine: Engine, root: Path | None = None, secret: bytes | None = None
+) -> tuple[Entries, bytes]:
+    """The stored entries and their name table (packed: `unpack_names`), or none when the file
+    is missing, damaged, not authenticated by `secret` (default: this user's,
+    `cachekey.user_key`) or from other code, or not a regular file reached without links (from
+    `root`, when given): a checked-out tree could hold a FIFO or a link to a device there.
+    Definitions and identifier counts stay packed (`packed.Definitions`, `packed.Counts`)
+    until read, and so does the name table (unpacking it alone costs about as much as the
+    rest of a warm start)."""
     if root is not None and not _inside(path.parent, root):
-        return {}
+        return {}, b""
     try:
         data = _read_regular(path)
     except OSError:
-        return {}
+        return {}, b""
     head = len(MAGIC)
     tag = data[head : head + cachekey.MAC_BYTES]
     body = data[head + cachekey.MAC_BYTES :]
     if data[:head] != MAGIC or len(tag) != cachekey.MAC_BYTES:
-        return {}
+        return {}, b""
     secret = cachekey.user_key() if secret is None else secret
     if secret is None or not cachekey.same(cachekey.mac(secret, body), tag):
-        return {}
+        return {}, b""
     try:
         stored = marshal.loads(body)
-        if not isinstance(stored, tuple) or len(cast(tuple[object, ...], stored)) != 3:
-            return {}
-        mark, code, rows = cast(tuple[object, object, list[_Stored]], stored)
-        if mark != fingerprint(engine) or code != _code_digest():
-            return {}
-        return dict(_entries(rows))
+        if not isinstance(stored, tuple) or len(cast(tuple[object, ...], stored)) != 4:
+            return {}, b""
+        mark, code, rows, names = cast(tuple[object, object, list[_Stored], object], stored)
+        if mark != fingerprint(engine) or code != _code_digest() or not isinstance(names, bytes):
+            return {}, b""
+        return dict(_entries(rows)), names
     except Exception:  # a well-checksummed file of another shape: ignore it all
-        return {}
+        return {}, b""
+
+
+def unpack_names(packed: bytes) -> Names | None:
+    """The name table `load_index` gave packed, or None when it is not one."""
+    try:
+        names: object = marshal.loads(packed)
+        return cast(Names, names) if isinstance(names, dict) else None
+    except Exception:  # a well-checksummed file of another shape: ignore it all
+        return None
 
 
 def _entries(rows: list[_Stored]) -> Iterable[tuple[str, tuple[Stamp, bytes, FileSymbols]]]:
     """Entries from the stored rows (names come back interned: `marshal` keeps that)."""
-    new = object.__new__
-    fields = [getattr(Definition, field.name).__set__ for field in dataclasses.fields(Definition)]
-    set_name, set_kind, set_line, set_end, set_container, set_signature = fields
     for key, stamp, found, language, used, definitions, identifiers in rows:
-        if not isinstance(cast(object, identifiers), bytes):  # checked: unpacked later
+        if not isinstance(cast(object, definitions), bytes) or not isinstance(
+            cast(object, identifiers), bytes
+        ):  # checked: unpacked later
             raise TypeError("not a stored entry")
-        built: list[Definition] = []
-        for name, kind, line, end_line, container, signature in definitions:
-            d = new(Definition)
-            set_name(d, name)
-            set_kind(d, kind)
-            set_line(d, line)
-            set_end(d, end_line)
-            set_container(d, container)
-            set_signature(d, signature)
-            built.append(d)
-        symbols = FileSymbols(cast(Language, language), used, tuple(built), Counts(identifiers))
+        symbols = FileSymbols(
+            cast(Language, language), used, Definitions(definitions), Counts(identifiers)
+        )
         yield key, (stamp, found, symbols)
 
 
-class Counts(Mapping[str, int]):
-    """A file's identifier counts, unpacked from their stored bytes on first use: a warm start
-    needs only the definitions; the counts are read by the first query that wants them."""
-
-    __slots__ = ("_counts", "_packed")
-
-    def __init__(self, packed: bytes) -> None:
-        self._packed = packed
-        self._counts: dict[str, int] | None = None
-
-    def _unpacked(self) -> dict[str, int]:
-        counts = self._counts
-        if counts is None:
-            try:
-                loaded: object = marshal.loads(self._packed)
-            except Exception:  # cannot happen for a checksummed file written by save()
-                loaded = {}
-            counts = self._counts = cast(dict[str, int], loaded if isinstance(loaded, dict) else {})
-            self._packed = b""
-        return counts
-
-    def __getitem__(self, name: str) -> int:
-        return self._unpacked()[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._unpacked()
-
-    def get(self, name: str, default: int = 0) -> int:  # pyright: ignore[reportIncompatibleMethodOverride]
-        return self._unpacked().get(name, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._unpacked())
-
-    def __len__(self) -> int:
-        return len(self._unpacked())
-
-    def __repr__(self) -> str:
-        return repr(self._unpacked())
-
-
-def _packed(identifiers: Mapping[str, int]) -> bytes:
-    if isinstance(identifiers, Counts) and identifiers._counts is None:  # pyright: ignore[reportPrivateUsage]
-        return identifiers._packed  # pyright: ignore[reportPrivateUsage]
-    return marshal.dumps(dict(identifiers))
+def names_of(entries: Entries) -> Names:
+    """The name table of `entries` (what `SymbolIndex` keeps), built from their definitions."""
+    table: dict[str, list[str]] = {}
+    for key, (_, _, symbols) in entries.items():
+        for definition in symbols.definitions:
+            keys = table.setdefault(definition.name, [])
+            if not keys or keys[-1] != key:
+                keys.append(key)
+    return {name: tuple(keys) for name, keys in table.items()}
 
 
 def save(
-    path: Path, root: Path, entries: Entries, engine: Engine, secret: bytes | None = None
+    path: Path,
+    root: Path,
+    entries: Entries,
+    engine: Engine,
+    secret: bytes | None = None,
+    names: Names | bytes | None = None,
 ) -> bool:
-    """Write the entries, authenticated by `secret` (default: this user's), atomically (a temp
-    file renamed over the old one); False when it could not be written (no key, a read-only
-    tree, a link on the way out of the project)."""
+    """Write the entries and their name table (`names`, default: built from them),
+    authenticated by `secret` (default: this user's), atomically (a temp file renamed over the
+    old one); False when it could not be written (no key, a read-only tree, a link on the way
+    out of the project)."""
     secret = cachekey.user_key() if secret is None else secret
     if secret is None:
         return False
@@ -207,10 +192,6 @@ def save(
     for key, (stamp, found, symbols) in entries.items():
         if stamp[0] >= racy_after:
             stamp = (-1, -1, -1)
-        definitions = tuple(
-            (d.name, d.kind, d.line, d.end_line, d.container, d.signature)
-            for d in symbols.definitions
-        )
         rows.append(
             (
                 key,
@@ -218,11 +199,16 @@ def save(
                 found,
                 symbols.language,
                 symbols.engine,
-                definitions,
-                _packed(symbols.identifiers),
+                pack_definitions(symbols.definitions),
+                pack_counts(symbols.identifiers),
             )
         )
-    body = marshal.dumps((fingerprint(engine), _code_digest(), rows))  # pyright: ignore[reportArgumentType]
+    table = (
+        names
+        if isinstance(names, bytes)
+        else marshal.dumps(names_of(entries) if names is None else names)
+    )  # pyright: ignore[reportArgumentType]
+    body = marshal.dumps((fingerprint(engine), _code_digest(), rows, table))  # pyright: ignore[reportArgumentType]
     if not _inside(path.parent, root):
         return False
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Literal, NamedTuple
@@ -32,7 +32,9 @@ SIGNATURE_MAX = 160
 
 def language_for(path: PurePath | str) -> Language | None:
     """The language of a file by its suffix, or None when it is not indexed."""
-    return SUFFIXES.get(PurePath(path).suffix.lower())
+    name = path.name if isinstance(path, PurePath) else PurePath(path).name
+    dot = name.rfind(".")
+    return SUFFIXES.get(name[dot:].lower()) if dot > 0 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ class FileSymbols:
 
     language: Language
     engine: str
-    definitions: tuple[Definition, ...] = ()
+    definitions: Sequence[Definition] = ()  # a tuple, or `packed.Definitions` from the cache
     identifiers: Mapping[str, int] = field(default_factory=dict[str, int])
 
 

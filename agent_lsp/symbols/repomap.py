@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from agent_lsp.symbols.index import IndexedFile, SymbolIndex
+from agent_lsp.symbols.entries import IndexedFile
+from agent_lsp.symbols.index import SymbolIndex
 from agent_lsp.symbols.model import CLASS_LIKE, Definition
 
 CHARS_PER_TOKEN = 4

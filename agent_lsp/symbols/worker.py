@@ -11,7 +11,9 @@ ones (well under a millisecond of work) are extracted in the calling thread.
   call that needs it and reused while there is work.
 - It stops when idle: `idle_seconds` after its last job, or at once on `release()` (the end of
   an agent task) or `close()`. A later call that needs it starts a fresh one: parsing never
-  falls back to the calling thread because the child was stopped.
+  falls back to the calling thread because the child was stopped. This life of the one child,
+  and the counting of its deaths (below), is kept by `keeper.ChildKeeper`, which
+  `ProcessExtractor` extends with the jobs it sends.
 - A cold build (`index_files()` of `pool_bytes`, 2 MiB, or more) goes to `workers` children
   (one per core by default) instead: started for that build and stopped before it returns, so
   that none outlives it. Children get paths and send back plain tuples; each file is read,
@@ -30,39 +32,31 @@ ones (well under a millisecond of work) are extracted in the calling thread.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-import threading
-import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from typing import cast
 
 from agent_lsp.symbols.child import Hashed, PathJob, Payload
 from agent_lsp.symbols.disk import Indexed, index_disk_file
+from agent_lsp.symbols.entries import DiskJob
 from agent_lsp.symbols.extract import extract
-from agent_lsp.symbols.index import DiskJob
+from agent_lsp.symbols.keeper import IDLE_SECONDS, MAX_CRASHES, ChildKeeper, Job
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
-from agent_lsp.symbols.process import Child, ChildDied
-
-log = logging.getLogger(__name__)
+from agent_lsp.symbols.process import Child
 
 THRESHOLD = 4096  # characters (bytes for files): ~0.7 ms of in-thread extraction
 BATCH_BYTES = 64 * 1024  # files per round trip, by size (~12 ms of work in the child)
 BATCH_FILES = 64  # and by count
 IN_FLIGHT = 2  # batches sent ahead of the one being collected
-MAX_CRASHES = 3
 POOL_BYTES = 2 * 1024 * 1024  # files to read at once that go to a pool (~0.2 s of extraction)
-IDLE_SECONDS = 30.0  # the child stops after this long without a job
 
 DiskFile = tuple[Path, Language, int]  # path, language, size in bytes
-_Job = tuple[Child, Future[object]]  # a job sent to a child, and that child
 
 
-class ProcessExtractor:
+class ProcessExtractor(ChildKeeper):
     """`extract(text, language, engine)` with the big texts done in one child process."""
 
     def __init__(
@@ -76,19 +70,12 @@ class ProcessExtractor:
         pool_bytes: int = POOL_BYTES,
         idle_seconds: float = IDLE_SECONDS,
     ) -> None:
+        super().__init__(max_crashes=max_crashes, idle_seconds=idle_seconds)
         self.workers = _cores() if workers is None else workers
         self.pool_bytes = pool_bytes
         self.threshold = threshold
         self.batch_bytes = batch_bytes
         self.batch_files = batch_files
-        self.max_crashes = max_crashes
-        self.idle_seconds = idle_seconds
-        self.crashes = 0  # children that died or could not start
-        self.served = 0  # jobs (calls, batches of files) a child answered
-        self.started = 0  # children started (the builds' pools left out)
-        self._child: Child | None = None
-        self._warned = False
-        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ calls
 
@@ -123,7 +110,7 @@ class ProcessExtractor:
             return
         big = deque(n for n, (_, _, size, _) in enumerate(files) if size >= self.threshold)
         small = deque(n for n, (_, _, size, _) in enumerate(files) if size < self.threshold)
-        pending: deque[tuple[list[int], _Job | None]] = deque()
+        pending: deque[tuple[list[int], Job | None]] = deque()
         pool = self._build_pool() if total >= self.pool_bytes else []
         in_flight = IN_FLIGHT * max(1, len(pool))
 
@@ -131,7 +118,7 @@ class ProcessExtractor:
             path, language, _, expected = files[position]
             return position, index_disk_file(path, language, engine, expected, extract)
 
-        def send(batch: list[int]) -> _Job | None:
+        def send(batch: list[int]) -> Job | None:
             jobs: list[PathJob] = [(str(files[n][0]), files[n][1], files[n][3]) for n in batch]
             if not pool:
                 return self._submit("paths", jobs, engine)
@@ -192,106 +179,6 @@ class ProcessExtractor:
                 break
             batch.append(big.popleft() if big else small.pop())
         return batch
-
-    # ------------------------------------------------------------------ the child
-
-    @property
-    def pid(self) -> int | None:
-        """The child's process id, or None while there is none."""
-        with self._lock:
-            child = self._child
-            return None if child is None or child.died is not None else child.pid
-
-    def _submit(self, name: str, *args: object) -> _Job | None:
-        """Send a job to the child (started if need be); None when there is none."""
-        with self._lock:
-            if self.crashes >= self.max_crashes:
-                return None
-            child = self._child
-            try:
-                if child is None:
-                    child = self._child = Child()
-                    self.started += 1
-                    threading.Thread(
-                        target=self._stop_when_idle, args=(child,), daemon=True
-                    ).start()
-                return child, child.submit(name, *args)
-            except Exception as exc:  # the child could not start, or died already
-                self._failed(child, exc)
-                return None
-
-    def _result(self, job: _Job | None) -> object | None:
-        """The job's result, or None when it failed in any way (then redo it here)."""
-        if job is None:
-            return None
-        child, future = job
-        try:
-            result = future.result()
-        except ChildDied as exc:
-            with self._lock:
-                self._failed(child, exc)
-            return None
-        except Exception:  # raised in the child, or cancelled
-            return None
-        with self._lock:
-            self.served += 1
-        return result
-
-    def _failed(self, child: Child | None, exc: Exception) -> None:
-        """Count a dead child once (several calls may see it) and drop it; under the lock."""
-        if child is not None and child is not self._child:
-            return  # a build's, or one stopped meanwhile
-        self._child = None
-        self.crashes += 1
-        if child is not None:
-            child.stop(wait=False)
-        given_up = self.crashes >= self.max_crashes
-        if not self._warned or given_up:
-            self._warned = True
-            later = "from now on" if given_up else "until a fresh worker starts on a later call"
-            log.warning(
-                "symbol extraction worker process failed (%s: %s; %d of %d): extracting in the "
-                "calling thread %s",
-                type(exc).__name__,
-                exc,
-                self.crashes,
-                self.max_crashes,
-                later,
-            )
-
-    def _stop_when_idle(self, child: Child) -> None:
-        """A thread per child: stop it `idle_seconds` after its last job."""
-        while True:
-            with self._lock:
-                if self._child is not child:
-                    return
-                left = child.last_used + self.idle_seconds - time.monotonic()
-                if left <= 0 and not child.waiting:
-                    self._child = None
-                    break
-            if child.ended.wait(max(left, 0.01) if left > 0 else min(self.idle_seconds, 1.0)):
-                return  # it died: the next call notices (a crash), or `_failed` did
-        child.stop()
-
-    def release(self) -> bool:
-        """Stop the child now unless it is working (a finished task: its memory goes back);
-        True when none is left. A later call starts a fresh one."""
-        with self._lock:
-            child = self._child
-            if child is None:
-                return True
-            if child.died is None and child.waiting:
-                return False
-            self._child = None
-        child.stop()
-        return True
-
-    def close(self) -> None:
-        """Stop the child (it finishes the jobs it was sent). Later calls start a fresh one."""
-        with self._lock:
-            child, self._child = self._child, None
-        if child is not None:
-            child.stop()
 
     def __enter__(self) -> ProcessExtractor:
         return self
