@@ -252,6 +252,10 @@ def _main(argv: list[str]) -> int:
         args.root = find_root(Path.cwd())
     elif isinstance(getattr(args, "root", None), Path):
         args.root = args.root.absolute()  # a sandboxed run starts in it: never relative
+    from agent_lsp.safety import tempdirs
+
+    tempdirs.remove_on_signals()  # an editor's SIGTERM leaves no temporary folder behind
+    tempdirs.sweep_stale()  # nor did a killed agent-lsp before us
     if args.command == "serve":
         from agent_lsp.lsp import create_server
 
