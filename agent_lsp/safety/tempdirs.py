@@ -20,8 +20,10 @@ from types import FrameType
 __all__ = ["PREFIXES", "make_dir", "remove_all", "remove_on_signals", "sweep_stale"]
 
 PREFIXES = ("agent-lsp-scratch-", "agent-lsp-shadow-")
-# `<prefix><owner pid>-<mkdtemp's random part>`; folders of older versions have no pid.
-_OWNED = re.compile(r"^agent-lsp-(?:scratch|shadow)-(\d+)-[a-z0-9_]+$")
+# `<prefix><owner pid>-<its pid namespace>-<mkdtemp's random part>`: a pid means something only
+# in its namespace (a sandbox has its own, and may see our scratch folder). Folders of older
+# versions have neither.
+_OWNED = re.compile(r"^agent-lsp-(?:scratch|shadow)-(\d+)-(\d+)-[a-z0-9_]+$")
 
 _made: list[Path] = []
 _lock = threading.RLock()  # re-entrant: the signal handler runs on the main thread
@@ -29,13 +31,13 @@ _swept: list[bool] = []
 
 
 def make_dir(prefix: str) -> Path:
-    """A new folder `<tmp>/<prefix><pid>-XXXXXXXX`, removed when this process ends; the first
-    one made also sweeps the folders that dead processes left behind."""
+    """A new folder `<tmp>/<prefix><pid>-<pid namespace>-XXXXXXXX`, removed when this process
+    ends; the first one made also sweeps the folders that dead processes left behind."""
     if prefix not in PREFIXES:
         raise ValueError(f"not a temporary folder of ours: {prefix!r}")
     if not _swept:
         sweep_stale()
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-{_namespace()}-"))
     with _lock:
         if not _made:
             atexit.register(remove_all)
@@ -51,6 +53,14 @@ def remove_all() -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _namespace() -> int:
+    """The inode of this process's pid namespace (0: unknown, then nothing is swept)."""
+    try:
+        return Path("/proc/self/ns/pid").stat().st_ino
+    except OSError:
+        return 0
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -64,8 +74,9 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_stale(where: Path | None = None) -> list[Path]:
-    """Remove the folders of ours (our prefixes, our uid) whose owner process is gone; never
-    a live process's, never one of an older version (no pid in the name). What it removed."""
+    """Remove the folders of ours (our prefixes, our uid, our pid namespace) whose owner
+    process is gone; never a live process's, never one of an older version (no pid in the
+    name). What it removed."""
     _swept[:] = [True]
     top = Path(where or tempfile.gettempdir())
     removed: list[Path] = []
@@ -75,10 +86,12 @@ def sweep_stale(where: Path | None = None) -> list[Path]:
         entries = list(os.scandir(top))
     except OSError:
         return removed
-    uid = os.getuid()
+    uid, namespace = os.getuid(), _namespace()
+    if not namespace:
+        return removed
     for entry in entries:
         found = _OWNED.match(entry.name)
-        if found is None or _alive(int(found.group(1))):
+        if found is None or int(found.group(2)) != namespace or _alive(int(found.group(1))):
             continue
         with contextlib.suppress(OSError):
             if entry.is_symlink() or not entry.is_dir() or entry.stat().st_uid != uid:

@@ -73,13 +73,16 @@ def test_a_start_sweeps_the_folders_of_dead_servers_only(
     gone = subprocess.Popen(["true"])
     gone.wait()  # a pid that no process has now
     live = os.getpid()
+    ns = Path("/proc/self/ns/pid").stat().st_ino  # the server's pid namespace too
     planted = {
-        "dead_scratch": tmp / f"agent-lsp-scratch-{gone.pid}-k3x9_q2a",
-        "dead_shadow": tmp / f"agent-lsp-shadow-{gone.pid}-7hh2m0zz",
-        "live": tmp / f"agent-lsp-shadow-{live}-a1b2c3d4",
+        "dead_scratch": tmp / f"agent-lsp-scratch-{gone.pid}-{ns}-k3x9_q2a",
+        "dead_shadow": tmp / f"agent-lsp-shadow-{gone.pid}-{ns}-7hh2m0zz",
+        "live": tmp / f"agent-lsp-shadow-{live}-{ns}-a1b2c3d4",
         "older_version": tmp / "agent-lsp-scratch-a1b2c3d4",  # no owner in the name
-        "not_ours": tmp / f"other-tool-scratch-{gone.pid}-a1b2c3d4",
-        "other_user": tmp / f"agent-lsp-scratch-{gone.pid}-otheruid",
+        "not_ours": tmp / f"other-tool-scratch-{gone.pid}-{ns}-a1b2c3d4",
+        "other_user": tmp / f"agent-lsp-scratch-{gone.pid}-{ns}-otheruid",
+        # a sandbox's process (its own pid namespace), where our pid means nothing
+        "other_namespace": tmp / f"agent-lsp-scratch-{gone.pid}-{ns + 1}-a1b2c3d4",
     }
     for folder in planted.values():
         (folder / "inner").mkdir(parents=True)
@@ -99,5 +102,6 @@ def test_a_start_sweeps_the_folders_of_dead_servers_only(
     )
     assert done.returncode == 0, done.stderr
     left = {name for name, folder in planted.items() if folder.exists()}
-    assert left == {"live", "older_version", "not_ours", "other_user"} & planted.keys()
+    kept = {"live", "older_version", "not_ours", "other_user", "other_namespace"}
+    assert left == kept & planted.keys()
     assert (planted["live"] / "inner" / "file.txt").read_text() == "x\n"
