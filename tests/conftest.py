@@ -65,3 +65,13 @@ def which_or_skip(name: str) -> str:
             pytest.fail(f"{name} is required in CI but not installed")
         pytest.skip(f"{name} not installed")
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With pytest-xdist (`-n 2 --dist loadgroup`, see README): the real editors and the real
+    model server each run in one worker, one test at a time; everything else spreads."""
+    for item in items:
+        parts = Path(str(item.path)).parts
+        for folder in ("editors", "realmodel"):
+            if "tests" in parts and folder in parts:
+                item.add_marker(pytest.mark.xdist_group(folder))

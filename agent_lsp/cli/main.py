@@ -9,7 +9,6 @@ unexpected is one line naming the file the full trace was written to."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import datetime
 import logging
@@ -21,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 
 from agent_lsp import __version__
+from agent_lsp.cli import awake
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 EXIT_SOFTWARE, EXIT_INTERRUPTED = 70, 130  # an internal error; Ctrl-C (128 + SIGINT)
@@ -252,6 +252,10 @@ def _main(argv: list[str]) -> int:
         args.root = find_root(Path.cwd())
     elif isinstance(getattr(args, "root", None), Path):
         args.root = args.root.absolute()  # a sandboxed run starts in it: never relative
+    from agent_lsp.safety import tempdirs
+
+    tempdirs.remove_on_signals()  # an editor's SIGTERM leaves no temporary folder behind
+    tempdirs.sweep_stale()  # nor did a killed agent-lsp before us
     if args.command == "serve":
         from agent_lsp.lsp import create_server
 
@@ -263,7 +267,7 @@ def _main(argv: list[str]) -> int:
                 return EXIT_USAGE
             from agent_lsp.lsp.proxy import serve_proxy
 
-            return asyncio.run(serve_proxy(server, command))
+            return awake.run(serve_proxy(server, command))
         if args.tcp:
             server.start_tcp(args.host, args.tcp)
         else:
@@ -292,12 +296,12 @@ def _main(argv: list[str]) -> int:
 
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
         if chosen or (args.resume and team.pending_team(args.root)):
-            return asyncio.run(
+            return awake.run(
                 team.run_team(
                     args.root, args.task or "", resume=args.resume, max_steps=args.max_steps
                 )
             )
-        return asyncio.run(
+        return awake.run(
             commands.run(
                 args.root,
                 args.task or "",
@@ -319,11 +323,11 @@ def _main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        return asyncio.run(commands.demo(live=args.live, dest=args.dir))
+        return awake.run(commands.demo(live=args.live, dest=args.dir))
     if args.command == "test":
-        return asyncio.run(commands.test(args.root, args.targets, as_json=args.json))
+        return awake.run(commands.test(args.root, args.targets, as_json=args.json))
     if args.command == "doctor":
-        return asyncio.run(doctor.doctor(args.root))
+        return awake.run(doctor.doctor(args.root))
     from agent_lsp.cli import memory as memory_commands
 
     if args.command == "log":
@@ -331,10 +335,10 @@ def _main(argv: list[str]) -> int:
             args.root, follow=args.follow, session=args.session, listing=args.list, raw=args.json
         )
     if args.command == "memory":
-        return asyncio.run(memory_commands.memory(args.root, args.action, args.name))
+        return awake.run(memory_commands.memory(args.root, args.action, args.name))
     if args.command == "undo":
         steps = None if args.all else args.steps
-        return asyncio.run(memory_commands.undo(args.root, steps, args.task, args.force))
+        return awake.run(memory_commands.undo(args.root, steps, args.task, args.force))
     if args.command == "improve":
         return _improve(args)
     if args.command == "trust":
@@ -353,7 +357,7 @@ def _improve(args: argparse.Namespace) -> int:
         return improve.show_list(args.root)
     if args.revert is not None:
         return improve.revert(args.root, args.revert)
-    return asyncio.run(improve.improve(args.root, args.request, yes=args.yes))
+    return awake.run(improve.improve(args.root, args.request, yes=args.yes))
 
 
 def _trust(root: Path, *, remove: bool, listing: bool) -> int:

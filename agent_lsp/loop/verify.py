@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from agent_lsp.errors import WorkspaceError
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.policy import CommandPolicy
+from agent_lsp.safety.tempdirs import make_dir
 
 
 class NotPermittedError(WorkspaceError):
@@ -22,7 +22,9 @@ class NotPermittedError(WorkspaceError):
 
 
 def new_shadow_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="agent-lsp-shadow-"))
+    """A new shadow folder, removed by `Verifier.close` or, at the latest, when the process
+    ends (at exit, on SIGTERM, or by the next start after a SIGKILL: `safety.tempdirs`)."""
+    return make_dir("agent-lsp-shadow-")
 
 
 class Verifier:

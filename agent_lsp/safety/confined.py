@@ -5,7 +5,6 @@ keys) and, where the machine has an OS sandbox, runs inside it as its `Confineme
 from __future__ import annotations
 
 import asyncio
-import atexit
 import os
 import shutil
 import tempfile
@@ -23,6 +22,7 @@ from agent_lsp.safety.protect import (
 )
 from agent_lsp.safety.sandbox import Confinement, Sandbox, SandboxError
 from agent_lsp.safety.sandbox_env import sandbox_env
+from agent_lsp.safety.tempdirs import make_dir
 
 __all__ = ["ConfinedShell"]
 
@@ -31,8 +31,7 @@ _scratch: list[Path] = []
 
 def _scratch_root() -> Path:
     if not _scratch or not _scratch[0].is_dir():
-        _scratch[:] = [Path(tempfile.mkdtemp(prefix="agent-lsp-scratch-"))]
-        atexit.register(shutil.rmtree, _scratch[0], True)
+        _scratch[:] = [make_dir("agent-lsp-scratch-")]  # removed at exit, SIGTERM or later
     return _scratch[0]
 
 
