@@ -1,16 +1,17 @@
 """The retriever's locations → the editor's snippets. Before an edit step the retriever
 (read-only) answers where the step's code is — path, start_line, end_line, summary — and the
 orchestrator reads those lines itself (the editor's buffer, else the disk) and hands the editor
-the real lines, numbered, never a whole file. A location outside its file is dropped with a
-note."""
+the real lines, numbered, never a whole file. A location outside its file, or one the
+editor's own read_file would not show without asking (a secret file, a denied path), is dropped
+with a note."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_lsp.errors import AgentLspError
-from agent_lsp.fileio import read_disk_text
 from agent_lsp.messages import TaskStatus
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.team.plan import json_list
 from agent_lsp.team.roles import RETRIEVER
 from agent_lsp.team.runner import RoleRunner
@@ -35,20 +36,31 @@ def read_locations(text: str) -> list[Location]:
 
 
 def snippets(runner: RoleRunner, locations: list[Location]) -> tuple[list[str], list[str]]:
-    """The numbered lines of each location, and a note for each location dropped."""
-    root = runner.host.root
+    """The numbered lines of each location, and a note for each location dropped. The lines
+    are read as the editor's own read_file would read them: through the workspace's path
+    guard, so a secret file, a denied path or a link out of the project is never shown."""
+    workspace = Workspace(runner.host.root, runner.channel, runner.host.gate(runner.channel))
     shown: list[str] = []
     dropped: list[str] = []
     for loc in locations[:MAX_LOCATIONS]:
         where = f"{loc.path}:{loc.start_line}-{loc.end_line}"
-        path = (root / loc.path).resolve()
-        if not path.is_relative_to(root.resolve()):
-            dropped.append(f"dropped {where}: outside the project")
-            continue
-        text = runner.channel.buffers().get(path)
         try:
-            text = text if text is not None else read_disk_text(path)
-        except OSError:
+            path = workspace.describe(loc.path, "read_file").path
+        except AgentLspError as exc:
+            dropped.append(f"dropped {where}: {exc}")
+            continue
+        if not path.is_file():
+            dropped.append(f"dropped {where}: no such file")
+            continue
+        if workspace.hidden(path, "read_file"):
+            dropped.append(f"dropped {where}: not shown without asking (read it with read_file)")
+            continue
+        try:
+            text = workspace.read_text(path)
+        except AgentLspError as exc:
+            dropped.append(f"dropped {where}: {exc}")
+            continue
+        except (OSError, ValueError):
             dropped.append(f"dropped {where}: no such file")
             continue
         lines = text.splitlines()

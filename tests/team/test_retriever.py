@@ -84,3 +84,39 @@ async def test_the_editor_gets_the_located_lines_only_and_unknown_names_are_flag
     flagged = next(m["content"] for m in editor[1]["messages"] if m["role"] == "tool")
     assert "not written: `sq` defined nowhere in the project" in flagged
     assert [r for r in outcome.usage] == ["commander", "planner", "retriever", "editor", "reviewer"]
+
+
+async def test_a_located_secret_file_or_a_path_out_of_the_project_is_never_shown(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # the retriever's model chooses the paths: its lines are read as the editor's own read_file
+    # would read them, so a secret file or a path out of the project never reaches a model
+    secret = "API_TOKEN=sk-live-SENTINEL-1234567890"
+    (shapes / ".env").write_text(secret + "\n")
+    (shapes / "perimeter.py").write_text(PERIMETER)
+    outside = shapes.parent / "outside.txt"
+    outside.write_text("SENTINEL_OUT_OF_THE_PROJECT\n")
+    fake_openai.script_for(COMMANDER, record_reply())
+    fake_openai.script_for(
+        PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
+    )
+    fake_openai.script_for(
+        locate_marker("s1"),
+        locate_reply((".env", 1, 1, "the token"), ("../outside.txt", 1, 1, "out")),
+    )
+    right = {"path": "area.py", "old_text": STUB_BODY, "new_text": AREA_BODY}
+    fake_openai.script_for(
+        step_marker("s1"),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "area.py"})]),
+        Reply(tool_calls=[ToolCall("edit_file", right)]),
+        Reply("area done"),
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    outcome = await run_team(shapes, fake_openai)
+
+    assert outcome.phase is Phase.DONE, outcome.summary
+    every_request = "\n".join(str(r) for r in fake_openai.requests)
+    assert "SENTINEL-1234567890" not in every_request
+    assert "SENTINEL_OUT_OF_THE_PROJECT" not in every_request
+    told = first_user(requests_of(fake_openai, step_marker("s1"))[0])
+    assert "(dropped .env:1-1: " in told and "(dropped ../outside.txt:1-1: " in told
