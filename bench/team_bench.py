@@ -9,9 +9,10 @@ pytest.
 
 * single agent (`Session.run_task`): one turn reads every module (parallel tool calls), one
   edits them all, one runs the tests, then it answers: 4 model calls;
-* team (`Orchestrator`): the planner plans one step per module (1 call), each worker edits
-  its module (given in its first message) and answers (2 calls), the reviewer answers [] (1
-  call); the team runs the full suite itself.
+* team (`Orchestrator`): the commander writes the task record (1 call), the planner plans one
+  step per module (1 call), for each step the retriever locates the stub (1 call) and the
+  editor edits those lines (given in its first message) and answers (2 calls), the reviewer
+  answers [] (1 call); the team runs the full suite itself.
 
 Prompt tokens are counted the same way on both sides from what each request carried: 4
 characters per token over the messages and the tool schemas (the fake reports that as the
@@ -53,7 +54,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall  # noqa:
 
 Json = dict[str, Any]
 STUB = "    raise NotImplementedError\n"
-ROLES = ("planner", "worker", "reviewer")
+ROLES = ("commander", "planner", "retriever", "editor", "reviewer")
 
 
 def tokens_of(request: Json) -> int:
@@ -125,10 +126,19 @@ def script_team(fake: FakeOpenAIServer, modules: int, wrap: Scripted) -> None:
         for i in range(modules)
     ]
     plan = "```json\n" + json.dumps(steps) + "\n```"
+    record = {"type": "feature", "goal": "implement every stub", "problem": "code"}
+    fake.script_for(
+        "[team role: commander]", wrap(Reply("```json\n" + json.dumps(record) + "\n```"))
+    )
     fake.script_for("[team role: planner]", wrap(Reply(plan)))
     for i in range(modules):
         edit = {"path": f"m{i}.py", "old_text": STUB, "new_text": body(i)}
-        fake.script_for(  # the step's file is in the first message: no read_file turn
+        where = [{"path": f"m{i}.py", "start_line": 1, "end_line": 2, "summary": "the stub"}]
+        fake.script_for(  # the retriever locates the stub: the editor gets those lines
+            f"## The step to find the code for\ns{i}:",
+            wrap(Reply("```json\n" + json.dumps(where) + "\n```")),
+        )
+        fake.script_for(  # the located lines are in the first message: no read_file turn
             f"## Your step\ns{i}:",
             wrap(Reply(tool_calls=[ToolCall("edit_file", edit)])),
             wrap(Reply(f"f{i} implemented")),
