@@ -1,4 +1,4 @@
-"""Commands `run_command` ran, per task, in `.agent-lsp/state/project/commands.json` (bounded:
+"""Commands `run_command` ran, per task, in `.agent-lsp/cache/commands.json` (bounded:
 the 200 most recent commands, each with the last few tasks that ran it). When one normalised
 command has run in 3 different tasks and no project tool covers it, the task's end suggests
 making it a project tool — once per command, never applied by itself."""
@@ -71,7 +71,7 @@ def record_commands(
     if not commands:
         return []
     layout = Layout(root)
-    path = layout.state_project / "commands.json"
+    path = layout.base / "cache" / "commands.json"
     data = _load(layout, path)
     seen: dict[str, list[str]] = {
         k: [str(t) for t in cast("list[Any]", v)][-TASKS_FOR_SUGGESTION:]

@@ -35,7 +35,7 @@ def test_a_command_run_in_three_tasks_is_suggested_once_as_a_project_tool(
     assert [SUGGESTION in out for out in outputs] == [False, False, True]
     assert outputs[2].index(SUGGESTION) < outputs[2].index("■ ")  # before the outcome line
     assert not (root / ".agent-lsp" / "tools.toml").exists()  # never applied
-    record = json.loads((root / ".agent-lsp" / "state" / "project" / "commands.json").read_text())
+    record = json.loads((root / ".agent-lsp" / "cache" / "commands.json").read_text())
     assert list(record["commands"]) == ["echo ready"]
     assert len(record["commands"]["echo ready"]) == 3 and record["suggested"] == ["echo ready"]
     # once: a fourth task says nothing more
@@ -53,6 +53,6 @@ def test_a_project_tool_covers_its_command_and_the_record_is_bounded(tmp_path: P
     assert record_commands(tmp_path, "b", ["make"]) == []
     assert len(record_commands(tmp_path, "c", ["make"])) == 1
     record_commands(tmp_path, "t", [f"cmd{n}" for n in range(MAX_COMMANDS + 20)])
-    path = tmp_path / ".agent-lsp" / "state" / "project" / "commands.json"
+    path = tmp_path / ".agent-lsp" / "cache" / "commands.json"
     kept = json.loads(path.read_text())["commands"]
     assert len(kept) == MAX_COMMANDS and "cmd0" not in kept and f"cmd{MAX_COMMANDS + 19}" in kept
