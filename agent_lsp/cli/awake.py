@@ -17,6 +17,7 @@ import contextlib
 import os
 import signal
 import socket
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -38,6 +39,8 @@ def _drain(sock: socket.socket) -> None:
 async def _awake(main: Coroutine[Any, Any, T]) -> T:
     if os.name != "posix":  # a Windows loop has no add_reader; its signals reach the main thread
         return await main
+    if threading.current_thread() is not threading.main_thread():
+        return await main  # set_wakeup_fd is the main thread's; there the handlers run anyway
     loop = asyncio.get_running_loop()
     into, out = socket.socketpair()
     into.setblocking(False)
