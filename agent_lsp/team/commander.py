@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.messages import TaskStatus
+from agent_lsp.project.workspace import Workspace
 from agent_lsp.team.record import TaskRecord, read_record
 from agent_lsp.team.roles import COMMANDER
 from agent_lsp.team.runner import RoleRunner
@@ -34,16 +35,19 @@ CONFIG_NAMES = (
 )
 
 
-def readme_head(root: Path) -> str:
+def readme_head(workspace: Workspace) -> str:
+    """The README's head, read as the agent's read_file would read it: a README that is a
+    link out of the project, a secret or a denied file is not given."""
     for name in README_NAMES:
-        path = root / name
-        if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return ""
-            cut = " […]" if len(text) > README_CHARS else ""
-            return text[:README_CHARS] + cut
+        try:
+            path = workspace.describe(name, "read_file").path
+            if not path.is_file() or workspace.hidden(path, "read_file"):
+                continue
+            text = workspace.read_text(path)
+        except (AgentLspError, OSError, ValueError):
+            continue
+        cut = " […]" if len(text) > README_CHARS else ""
+        return text[:README_CHARS] + cut
     return ""
 
 
@@ -57,7 +61,7 @@ async def command(runner: RoleRunner, instruction: str) -> TaskRecord | str:
     root = runner.host.root
     offered = {
         "task": instruction,
-        "readme": readme_head(root),
+        "readme": readme_head(Workspace(root, runner.channel, runner.host.gate(runner.channel))),
         "config_files": "\n".join(config_files(root)) or "(none)",
     }
     why = ""

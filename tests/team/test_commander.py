@@ -133,3 +133,19 @@ async def test_a_task_resumed_in_planning_keeps_its_record(
     assert [first_user(r).splitlines()[0] for r in fake_openai.requests] == [PLANNER]
     assert "goal: split the shapes module" in first_user(fake_openai.requests[0])
     assert outcome.summary.startswith("failed in PLANNING: the plan has no steps")
+
+
+async def test_a_readme_linked_out_of_the_project_is_never_given(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    # a repository may ship README.md as a link to a file of the user's: the commander reads
+    # it as read_file would, so a link out of the project (or a secret file) is not given
+    private = shapes.parent / "private-notes.txt"
+    private.write_text("SENTINEL_PRIVATE_TEXT of the user\n")
+    (shapes / "README.md").symlink_to(private)
+    fake_openai.script_for(COMMANDER, Reply("It is a feature, I think."), Reply("still not"))
+    outcome = await run_team(shapes, fake_openai)
+    assert outcome.phase is Phase.FAILED
+    sent = "\n".join(str(r) for r in fake_openai.requests)
+    assert len(fake_openai.requests) == 2 and "SENTINEL_PRIVATE_TEXT" not in sent
+    assert "## The project's README" not in first_user(requests_of(fake_openai, COMMANDER)[0])
