@@ -124,6 +124,13 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
         "compaction.fix",
         "compaction.task",
         "compaction.explain",
+        "tests.args",  # the tests run the repository's code already (README: tests.args)
+        "team.enabled",
+        "team.workers",
+        "team.reviewRounds",
+        "team.budgetTokens",
+        "team.budgetSeconds",
+        "team.progress",
     }
     assert user_only | window == {k.removeprefix("agentLsp.") for k in properties}
     manifest = _manifest()["contributes"]["configuration"]["properties"]
@@ -173,6 +180,9 @@ def test_palette_commands_do_not_clash_with_the_server_commands() -> None:
         "agentLsp.remember",
         "agentLsp.continue",
         "agentLsp.steer",
+        "agentLsp.improve",
+        "agentLsp.improveList",
+        "agentLsp.improveRevert",
     }
     assert contributed == {
         "agentLsp.palette.runTask",
@@ -182,6 +192,9 @@ def test_palette_commands_do_not_clash_with_the_server_commands() -> None:
         "agentLsp.palette.remember",
         "agentLsp.palette.continue",
         "agentLsp.palette.steer",
+        "agentLsp.palette.improve",
+        "agentLsp.palette.improveList",
+        "agentLsp.palette.improveRevert",
     }
     assert not contributed & server
     assert manifest["main"] == "./out/extension.js"
