@@ -1,32 +1,19 @@
-"""The planner's and the reviewer's answers: one fenced ```json block (or a bare JSON list)
-in their final words, read into steps and findings. Anything else is a clear error."""
+"""The planner's answer: one fenced ```json block (or a bare JSON list) in its final words,
+read into steps (`json_list` for the other roles' lists). Anything else is a clear error."""
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, cast
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.team.answers import json_answer
 from agent_lsp.team.state import Step
-
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
-
-
-class Finding(BaseModel):
-    finding: str
-    files: list[str] = Field(default_factory=list[str])
 
 
 def json_list(text: str, what: str) -> list[Any]:
-    found = FENCE.findall(text)
-    body = found[-1] if found else text.strip()
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AgentLspError(f"the {what} is not JSON ({exc.msg}): {text[:200]}") from None
+    value = json_answer(text, what)
     if not isinstance(value, list):
         raise AgentLspError(f"the {what} is not a JSON list: {text[:200]}")
     return cast("list[Any]", value)
@@ -54,10 +41,3 @@ def read_steps(text: str, taken: set[str]) -> list[Step]:
     for step in steps:
         step.depends_on = [renamed.get(d, d) for d in step.depends_on if renamed.get(d, d) in known]
     return steps
-
-
-def read_findings(text: str) -> list[Finding]:
-    try:
-        return [Finding.model_validate(item) for item in json_list(text, "review")]
-    except ValidationError as exc:
-        raise AgentLspError(f"a review finding is malformed: {exc.errors()[0]['msg']}") from None

@@ -3,7 +3,6 @@ limits, which kind of problem (code, config, environment), and whether to diagno
 
 from __future__ import annotations
 
-import json
 import re
 from enum import StrEnum
 from typing import Any, Literal
@@ -11,8 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agent_lsp.errors import AgentLspError
-
-FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+from agent_lsp.team.answers import json_answer
 
 
 class TaskType(StrEnum):
@@ -65,12 +63,7 @@ class TaskRecord(BaseModel):
 
 def read_record(text: str) -> TaskRecord:
     """The commander's answer: one JSON object (fenced or bare), else a clear error."""
-    found = FENCE.findall(text)
-    body = found[-1] if found else text.strip()
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AgentLspError(f"the task record is not JSON ({exc.msg}): {text[:200]}") from None
+    value = json_answer(text, "task record")
     if not isinstance(value, dict):
         raise AgentLspError(f"the task record is not a JSON object: {text[:200]}")
     try:
