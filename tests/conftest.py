@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,12 @@ from tests.fakes.openai_server import FakeOpenAIServer
 
 BUG = "    return sum(values) / (len(values) + 1)\n"
 FIX = "    return sum(values) / len(values)\n"
+
+
+def interruptible() -> None:
+    """`preexec_fn` of a child a test sends Ctrl-C: SIGINT as at a terminal. A run started in the
+    background of a shell without job control ignores SIGINT, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture(autouse=True, scope="session")

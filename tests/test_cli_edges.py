@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import BUG, FIX
+from tests.conftest import BUG, FIX, interruptible
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
 from tests.scripts import fix_average_script
 from tests.test_cli import agent_lsp
@@ -29,6 +29,7 @@ def test_ctrl_c_is_one_line_with_the_way_to_resume_and_the_task_resumes(
     fake_openai.script(read, edit, Hang(120))
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent_lsp", "run", TASK, "--root", str(project)],
+        preexec_fn=interruptible,
         env=server_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -19,6 +19,7 @@ import pytest
 
 from agent_lsp.cli.terminal import parse_answer
 from agent_lsp.safety.policy import visible
+from tests.conftest import interruptible
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 from tests.scripts import tool_messages
 
@@ -179,6 +180,7 @@ def test_ctrl_c_at_the_prompt_ends_the_run_at_once(
         stderr=slave,
         env=server_env,
         close_fds=True,
+        preexec_fn=interruptible,
     )
     os.close(slave)
     seen, sent = b"", False
