@@ -6,11 +6,13 @@ import contextlib
 import os
 import shutil
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 from typing import ClassVar, NamedTuple
+
+from adapters.shadowwatch import ChangeFeed, Changes
 
 __all__ = ["ShadowWorkspace"]
 
@@ -33,12 +35,13 @@ _NONE: frozenset[str] = frozenset()
 
 class _Plan:
     """One sync: the overlays by folder (``""`` or ``"a/b/"`` -> names), the folders that
-    hold them, the copies and links still to make."""
+    hold them, the copies and links still to make, what the change feed reported."""
 
-    def __init__(self, wanted: Mapping[str, str]) -> None:
+    def __init__(self, wanted: Mapping[str, str], changes: Changes) -> None:
         self.files: dict[str, set[str]] = {}
         self.dirs: dict[str, set[str]] = {}
         self.pending: list[tuple[str, _Entry]] = []
+        self.changes = changes
         for rel in wanted:
             folder, _, name = rel.rpartition("/")
             self.files.setdefault(folder + "/" if folder else "", set()).add(name)
@@ -70,8 +73,18 @@ class ShadowWorkspace:
     # what tests leave in ``dest`` that the next sync keeps (nothing of the source's)
     CACHE_DIRS: ClassVar[frozenset[str]] = SKIP_DIRS | NODE_CACHE_DIRS
 
-    def __init__(self, source: Path, dest: Path, skip: Callable[[str], bool] | None = None) -> None:
-        """`skip(rel)`: files and folders never copied (the caller's secret files)."""
+    def __init__(
+        self,
+        source: Path,
+        dest: Path,
+        skip: Callable[[str], bool] | None = None,
+        *,
+        watch: bool = True,
+        max_watches: int | None = None,
+    ) -> None:
+        """`skip(rel)`: files and folders never copied (the caller's secret files). `watch`:
+        refresh from a change feed (inotify) where there is one; `max_watches`: at most that
+        many watches (default: a quarter of the user's limit), else a full walk each time."""
         self.skip = skip
         self.source = source.absolute()
         self.dest = dest.absolute()
@@ -82,41 +95,68 @@ class ShadowWorkspace:
         self._dest_rel = real_dest.relative_to(real_source).as_posix() if nested else None
         self._src, self._dst = f"{self.source}/", f"{self.dest}/"
         self._skipped: dict[str, dict[str, bool]] = {}  # folder -> name -> skip(rel), cached
+        self.feed = ChangeFeed(self._src, self._dst, watch=watch, max_watches=max_watches)
+        self._overlaid: set[str] = set()  # the overlays the last sync wrote
+
+    def note_changed(self, rels: Iterable[str]) -> None:
+        """Files someone saw change (the editor's saves and file events): re-checked and copied
+        again at the next sync, even when their size and mtime look the same."""
+        for rel in rels:
+            with contextlib.suppress(ValueError):
+                self.feed.note(_relative(rel))
+
+    def close(self) -> None:
+        self.feed.stop()
 
     def sync(self, overlays: Mapping[str, str]) -> Path:
         """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text).
 
-        One walk over the source and ``dest`` side by side, folder by folder: a copied file
-        whose size or mtime differ from the source's (the source changed, or the last test
-        run wrote it: copies keep the source's mtime) is copied again; what ``dest`` has that
-        the source has not is deleted (hermetic runs), except caches (``__pycache__``,
-        ``.pytest_cache``…) and overlays (rewritten anyway). A folder the tests swapped for a
-        symlink is removed, never written or deleted through."""
+        The source and ``dest`` side by side, folder by folder: a copied file whose size or
+        mtime differ from the source's (the source changed, or the last test run wrote it:
+        copies keep the source's mtime), or that the change feed reported changed in the
+        source, is copied again; what ``dest`` has that the source has not is deleted
+        (hermetic runs), except caches (``__pycache__``, ``.pytest_cache``…) and overlays
+        (rewritten anyway). A folder the tests swapped for a symlink is removed, never written
+        or deleted through. Which folders: all of them (a full walk: the first sync, now and
+        then, or without a change feed), else only those the feed reported (`ChangeFeed`)."""
         wanted = {_relative(key): text for key, text in overlays.items()}
+        for rel in self._overlaid - wanted.keys():  # a closed buffer: the file's own text again
+            self.feed.note(rel)
         self.dest.mkdir(parents=True, exist_ok=True)
-        plan = _Plan(wanted)
-        stack: list[tuple[str, int]] = [("", _PLAIN)]
+        plan = _Plan(wanted, self.feed.take())
+        folders = plan.changes.folders
+        if not plan.changes.full and all(map(self._walkable, folders)):
+            stack = [(folder, mode, False) for folder, mode in folders.items()]
+        else:  # a folder reported gone or swapped for a link: its parent's walk decides
+            stack = [("", _PLAIN, True)]
         while stack:
-            folder, mode = stack.pop()
-            self._sync_folder(folder, mode, plan, stack)
+            folder, mode, whole = stack.pop()
+            self._sync_folder(folder, mode, plan, stack, whole)
         pending = plan.pending
         if len(pending) < _PARALLEL_FROM:
-            for rel, entry in pending:
-                self._try_materialize(rel, entry)
+            done = [self._try_materialize(rel, entry) for rel, entry in pending]
         else:
             with ThreadPoolExecutor(_COPY_THREADS) as pool:
-                list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
+                done = list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
+        for (rel, _entry), copied in zip(pending, done, strict=True):
+            if not copied:  # vanished or unreadable: tried again on the next sync
+                self.feed.note(rel)
         for rel, text in wanted.items():
             self._write_overlay(rel, text)
+        self._overlaid = set(wanted)
         return self.dest
 
     def _sync_folder(
-        self, folder: str, mode: int, plan: _Plan, stack: list[tuple[str, int]]
+        self, folder: str, mode: int, plan: _Plan, stack: list[tuple[str, int, bool]], whole: bool
     ) -> None:
         """Compare one folder (``""`` or ``"a/b/"``) of the source with ``dest``'s: fix folders
-        and stray entries at once, queue copies and links in ``plan``, push subfolders."""
+        and stray entries at once, queue copies and links in ``plan``, push subfolders (all of
+        them if `whole`, else the new ones and those the feed says to walk)."""
+        self.feed.watch(folder, mode, dest_only=mode == _DEST_ONLY)
         files, links, dirs = self._list_source(folder, mode)
         over, keep = plan.files.get(folder, _NONE), plan.dirs.get(folder, _NONE)
+        recopy = plan.changes.recopy.get(folder, _NONE)
+        recurse = plan.changes.recurse.get(folder, _NONE)
         done: set[str] = set()
         try:
             scanner = os.scandir(self._dst + folder)
@@ -128,7 +168,7 @@ class ShadowWorkspace:
                     name = item.name
                     try:
                         if name in files:
-                            if name not in over:
+                            if name not in over and name not in recopy:
                                 info = item.stat(follow_symlinks=False)
                                 if S_ISREG(info.st_mode) and files[name] == (
                                     info.st_size,
@@ -146,8 +186,8 @@ class ShadowWorkspace:
                             ) == self._link_of(links[name]):
                                 done.add(name)
                         elif name in keep:
-                            if item.is_dir(follow_symlinks=False):
-                                stack.append((f"{folder}{name}/", _DEST_ONLY))
+                            if item.is_dir(follow_symlinks=False) and (whole or name in recurse):
+                                stack.append((f"{folder}{name}/", _DEST_ONLY, True))
                         elif name not in over and name not in self.CACHE_DIRS:
                             _remove(Path(item.path))  # written by a test run, or gone
                     except OSError:
@@ -158,10 +198,28 @@ class ShadowWorkspace:
         for name in links.keys() - done - over:
             pending.append((folder + name, links[name]))
         for name, child_mode in dirs.items():
-            if name not in done:
+            fresh = name not in done
+            if fresh:
                 with contextlib.suppress(OSError):
                     self._materialize(folder + name, _DIR)
-            stack.append((f"{folder}{name}/", child_mode))
+            if whole or fresh or name in recurse:
+                stack.append((f"{folder}{name}/", child_mode, True))
+
+    def _walkable(self, folder: str) -> bool:
+        """Whether `folder` is a real folder on both sides, every folder above it too (never
+        listed or written through a link a test made)."""
+        parts = folder.split("/")[:-1]
+        for root in (self._src, self._dst):
+            path = root
+            for part in parts:
+                path += part  # no trailing slash: that would follow a link
+                try:
+                    if not stat.S_ISDIR(os.lstat(path).st_mode):
+                        return False
+                except OSError:
+                    return False
+                path += "/"
+        return True
 
     def to_source(self, shadow_path: Path | str) -> Path:
         """Map a path inside ``dest`` (absolute or relative) to the same path in the source.
