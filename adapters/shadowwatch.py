@@ -100,6 +100,18 @@ class ChangeFeed:
                 self._last_full = now
             return changes
 
+    def settle(self, written: set[str]) -> None:
+        """After a sync: the shadow's events of what it wrote or removed itself (`written`:
+        relative paths; inside them too) are dropped, every other event is kept for the next."""
+        events = self._read()
+        with self._lock:
+            for event in events:
+                where = self._wds.get(event.wd)
+                if where is not None and where[0] == DEST and event.name:  # noqa: SIM102
+                    if _within(where[1] + event.name, written):
+                        continue
+                self._apply(self._next, event)
+
     def note(self, rel: str, *, recopy: bool = True) -> None:
         """`rel` (a relative POSIX path) changed: its folder is re-checked, the file copied again
         (`recopy`), a folder not walked yet walked whole."""
@@ -129,6 +141,10 @@ class ChangeFeed:
             if len(self._wds) > self._budget:
                 self.stop()
                 return
+
+    def mode_of(self, folder: str) -> int:
+        """How the walk listed `folder` (0, a plain folder, if it never did)."""
+        return self._modes.get(folder, 0)
 
     def stop(self) -> None:
         """No more watching (each sync a full walk)."""
@@ -195,6 +211,13 @@ class ChangeFeed:
         changes.recurse.setdefault(folder, set()).add(name)  # if it is a folder
         if recopy:
             changes.recopy.setdefault(folder, set()).add(name)
+
+
+def _within(rel: str, written: set[str]) -> bool:
+    if rel in written:
+        return True
+    parts = rel.split("/")
+    return any("/".join(parts[:end]) in written for end in range(1, len(parts)))
 
 
 def _mask(side: int) -> int:
