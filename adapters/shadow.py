@@ -5,47 +5,33 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from stat import S_ISREG
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
+
+from adapters.shadowplan import (
+    DEST_ONLY,
+    DIR,
+    FILE,
+    MODULES,
+    NONE,
+    PLAIN,
+    Entry,
+    Plan,
+    is_venv,
+    relative,
+    remove,
+    starts,
+)
+from adapters.shadowwatch import ChangeFeed
 
 __all__ = ["ShadowWorkspace"]
 
 # Creating files costs mostly syscall latency: a few threads copy ~1.6x faster on 2 cores.
 _COPY_THREADS = 4
 _PARALLEL_FROM = 64
-
-
-class _Entry(NamedTuple):
-    kind: str  # "dir", "file", "link" (a symlink of the project) or "share" (see below)
-    size: int = 0
-    mtime_ns: int = 0
-    target: str = ""
-
-
-_DIR, _FILE = _Entry("dir"), _Entry("file")
-_PLAIN, _MODULES, _DEST_ONLY = 0, 1, 2  # how a folder is listed: copied, shared, dest only
-_NONE: frozenset[str] = frozenset()
-
-
-class _Plan:
-    """One sync: the overlays by folder (``""`` or ``"a/b/"`` -> names), the folders that
-    hold them, the copies and links still to make."""
-
-    def __init__(self, wanted: Mapping[str, str]) -> None:
-        self.files: dict[str, set[str]] = {}
-        self.dirs: dict[str, set[str]] = {}
-        self.pending: list[tuple[str, _Entry]] = []
-        for rel in wanted:
-            folder, _, name = rel.rpartition("/")
-            self.files.setdefault(folder + "/" if folder else "", set()).add(name)
-            while folder:
-                parent, _, name = folder.rpartition("/")
-                self.dirs.setdefault(parent + "/" if parent else "", set()).add(name)
-                folder = parent
 
 
 class ShadowWorkspace:
@@ -70,8 +56,18 @@ class ShadowWorkspace:
     # what tests leave in ``dest`` that the next sync keeps (nothing of the source's)
     CACHE_DIRS: ClassVar[frozenset[str]] = SKIP_DIRS | NODE_CACHE_DIRS
 
-    def __init__(self, source: Path, dest: Path, skip: Callable[[str], bool] | None = None) -> None:
-        """`skip(rel)`: files and folders never copied (the caller's secret files)."""
+    def __init__(
+        self,
+        source: Path,
+        dest: Path,
+        skip: Callable[[str], bool] | None = None,
+        *,
+        watch: bool = True,
+        max_watches: int | None = None,
+    ) -> None:
+        """`skip(rel)`: files and folders never copied (the caller's secret files). `watch`:
+        refresh from a change feed (inotify) where there is one; `max_watches`: at most that
+        many watches (default: a quarter of the user's limit), else a full walk each time."""
         self.skip = skip
         self.source = source.absolute()
         self.dest = dest.absolute()
@@ -82,41 +78,78 @@ class ShadowWorkspace:
         self._dest_rel = real_dest.relative_to(real_source).as_posix() if nested else None
         self._src, self._dst = f"{self.source}/", f"{self.dest}/"
         self._skipped: dict[str, dict[str, bool]] = {}  # folder -> name -> skip(rel), cached
+        self.feed = ChangeFeed(self._src, self._dst, watch=watch, max_watches=max_watches)
+        self._overlaid: set[str] = set()  # the overlays the last sync wrote
+        self.last_checked = 0  # how many folders the last sync compared
+
+    def note_changed(self, rels: Iterable[str]) -> None:
+        """Files someone saw change (the editor's saves and file events): re-checked and copied
+        again at the next sync, even when their size and mtime look the same."""
+        for rel in rels:
+            with contextlib.suppress(ValueError):
+                self.feed.note(relative(rel))
+
+    def close(self) -> None:
+        self.feed.stop()
 
     def sync(self, overlays: Mapping[str, str]) -> Path:
         """Bring ``dest`` up to date with the source plus ``overlays`` (relative path -> text).
 
-        One walk over the source and ``dest`` side by side, folder by folder: a copied file
-        whose size or mtime differ from the source's (the source changed, or the last test
-        run wrote it: copies keep the source's mtime) is copied again; what ``dest`` has that
-        the source has not is deleted (hermetic runs), except caches (``__pycache__``,
-        ``.pytest_cache``…) and overlays (rewritten anyway). A folder the tests swapped for a
-        symlink is removed, never written or deleted through."""
-        wanted = {_relative(key): text for key, text in overlays.items()}
+        The source and ``dest`` side by side, folder by folder: a copied file whose size or
+        mtime differ from the source's (the source changed, or the last test run wrote it:
+        copies keep the source's mtime), or that the change feed reported changed in the
+        source, is copied again; what ``dest`` has that the source has not is deleted
+        (hermetic runs), except caches (``__pycache__``, ``.pytest_cache``…) and overlays
+        (rewritten anyway). A folder the tests swapped for a symlink is removed, never written
+        or deleted through. Which folders: all of them (a full walk: the first sync, now and
+        then, or without a change feed), else only those the feed reported (`ChangeFeed`)."""
+        wanted = {relative(key): text for key, text in overlays.items()}
+        for rel in self._overlaid - wanted.keys():  # a closed buffer: the file's own text again
+            self.feed.note(rel)
         self.dest.mkdir(parents=True, exist_ok=True)
-        plan = _Plan(wanted)
-        stack: list[tuple[str, int]] = [("", _PLAIN)]
+        plan = Plan(wanted, self.feed.take())
+        if plan.changes.full:
+            stack = [("", PLAIN, True)]
+        else:
+            stack = [
+                (folder, mode, False)
+                for folder, mode in starts(self._src, self._dst, plan, self.feed.mode_of).items()
+            ]
         while stack:
-            folder, mode = stack.pop()
-            self._sync_folder(folder, mode, plan, stack)
+            folder, mode, whole = stack.pop()
+            self._sync_folder(folder, mode, plan, stack, whole)
         pending = plan.pending
         if len(pending) < _PARALLEL_FROM:
-            for rel, entry in pending:
-                self._try_materialize(rel, entry)
+            done = [self._try_materialize(rel, entry) for rel, entry in pending]
         else:
             with ThreadPoolExecutor(_COPY_THREADS) as pool:
-                list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
+                done = list(pool.map(self._try_materialize, *zip(*pending, strict=True)))
+        for (rel, _entry), copied in zip(pending, done, strict=True):
+            if not copied:  # vanished or unreadable: tried again on the next sync
+                self.feed.note(rel)
+        written = plan.written
+        written.update(rel for rel, _entry in pending)
         for rel, text in wanted.items():
             self._write_overlay(rel, text)
+            parts = rel.split("/")
+            written.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+        self.feed.settle(written)
+        self._overlaid = set(wanted)
+        self.last_checked = plan.checked
         return self.dest
 
     def _sync_folder(
-        self, folder: str, mode: int, plan: _Plan, stack: list[tuple[str, int]]
+        self, folder: str, mode: int, plan: Plan, stack: list[tuple[str, int, bool]], whole: bool
     ) -> None:
         """Compare one folder (``""`` or ``"a/b/"``) of the source with ``dest``'s: fix folders
-        and stray entries at once, queue copies and links in ``plan``, push subfolders."""
+        and stray entries at once, queue copies and links in ``plan``, push subfolders (all of
+        them if `whole`, else the new ones and those the feed says to walk)."""
+        self.feed.watch(folder, mode, dest_only=mode == DEST_ONLY)
+        plan.checked += 1
         files, links, dirs = self._list_source(folder, mode)
-        over, keep = plan.files.get(folder, _NONE), plan.dirs.get(folder, _NONE)
+        over, keep = plan.files.get(folder, NONE), plan.dirs.get(folder, NONE)
+        recopy = plan.changes.recopy.get(folder, NONE)
+        recurse = plan.changes.recurse.get(folder, NONE)
         done: set[str] = set()
         try:
             scanner = os.scandir(self._dst + folder)
@@ -128,7 +161,7 @@ class ShadowWorkspace:
                     name = item.name
                     try:
                         if name in files:
-                            if name not in over:
+                            if name not in over and name not in recopy:
                                 info = item.stat(follow_symlinks=False)
                                 if S_ISREG(info.st_mode) and files[name] == (
                                     info.st_size,
@@ -139,29 +172,34 @@ class ShadowWorkspace:
                             if item.is_dir(follow_symlinks=False):
                                 done.add(name)
                             else:  # swapped for a link or a file: removed, never followed
-                                _remove(Path(item.path))
+                                remove(Path(item.path))
+                                plan.written.add(folder + name)
                         elif name in links:
                             if item.is_symlink() and str(
                                 Path(item.path).readlink()
                             ) == self._link_of(links[name]):
                                 done.add(name)
                         elif name in keep:
-                            if item.is_dir(follow_symlinks=False):
-                                stack.append((f"{folder}{name}/", _DEST_ONLY))
+                            if item.is_dir(follow_symlinks=False) and (whole or name in recurse):
+                                stack.append((f"{folder}{name}/", DEST_ONLY, True))
                         elif name not in over and name not in self.CACHE_DIRS:
-                            _remove(Path(item.path))  # written by a test run, or gone
+                            remove(Path(item.path))  # written by a test run, or gone
+                            plan.written.add(folder + name)
                     except OSError:
                         continue
         pending = plan.pending
         for name in files.keys() - done - over:
-            pending.append((folder + name, _FILE))
+            pending.append((folder + name, FILE))
         for name in links.keys() - done - over:
             pending.append((folder + name, links[name]))
         for name, child_mode in dirs.items():
-            if name not in done:
+            fresh = name not in done
+            if fresh:
                 with contextlib.suppress(OSError):
-                    self._materialize(folder + name, _DIR)
-            stack.append((f"{folder}{name}/", child_mode))
+                    self._materialize(folder + name, DIR)
+                plan.written.add(folder + name)
+            if whole or fresh or name in recurse:
+                stack.append((f"{folder}{name}/", child_mode, True))
 
     def to_source(self, shadow_path: Path | str) -> Path:
         """Map a path inside ``dest`` (absolute or relative) to the same path in the source.
@@ -177,13 +215,13 @@ class ShadowWorkspace:
 
     def _list_source(
         self, folder: str, mode: int
-    ) -> tuple[dict[str, tuple[int, int]], dict[str, _Entry], dict[str, int]]:
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, Entry], dict[str, int]]:
         """One source folder: files (name -> size, mtime), links and shared folders (name ->
         the link ``dest`` must hold), subfolders to copy (name -> how to list them)."""
         files: dict[str, tuple[int, int]] = {}
-        links: dict[str, _Entry] = {}
+        links: dict[str, Entry] = {}
         dirs: dict[str, int] = {}
-        if mode == _DEST_ONLY:
+        if mode == DEST_ONLY:
             return files, links, dirs
         try:
             scanner = os.scandir(self._src + folder)
@@ -193,9 +231,9 @@ class ShadowWorkspace:
         with scanner:
             for item in scanner:
                 name = item.name
-                if mode == _MODULES:  # one shared link per package, caches left out
+                if mode == MODULES:  # one shared link per package, caches left out
                     if name not in self.NODE_CACHE_DIRS:
-                        links[name] = _Entry("share", target=item.path)
+                        links[name] = Entry("share", target=item.path)
                     continue
                 if skip is not None:
                     secret = hidden.get(name)
@@ -205,16 +243,16 @@ class ShadowWorkspace:
                         continue
                 try:
                     if item.is_symlink():
-                        links[name] = _Entry("link", target=str(Path(item.path).readlink()))
+                        links[name] = Entry("link", target=str(Path(item.path).readlink()))
                     elif item.is_dir(follow_symlinks=False):
                         if folder + name == self._dest_rel:
                             continue
                         if name == "node_modules":
-                            dirs[name] = _MODULES
-                        elif name in self.VENV_DIRS or _is_venv(item.path):
-                            links[name] = _Entry("share", target=item.path)
+                            dirs[name] = MODULES
+                        elif name in self.VENV_DIRS or is_venv(item.path):
+                            links[name] = Entry("share", target=item.path)
                         elif name not in self.SKIP_DIRS:
-                            dirs[name] = _PLAIN
+                            dirs[name] = PLAIN
                     else:
                         info = item.stat(follow_symlinks=False)
                         if S_ISREG(info.st_mode):
@@ -223,25 +261,25 @@ class ShadowWorkspace:
                     continue
         return files, links, dirs
 
-    def _link_of(self, entry: _Entry) -> str:
+    def _link_of(self, entry: Entry) -> str:
         """The target of the link ``dest`` holds for a link or shared folder of the source."""
         return entry.target if entry.kind == "share" else self._link_target(entry.target)
 
-    def _try_materialize(self, rel: str, entry: _Entry) -> bool:
+    def _try_materialize(self, rel: str, entry: Entry) -> bool:
         try:
             self._materialize(rel, entry)
         except OSError:
             return False  # vanished or unreadable: retried on the next sync
         return True
 
-    def _materialize(self, rel: str, entry: _Entry) -> None:
+    def _materialize(self, rel: str, entry: Entry) -> None:
         target = Path(self._dst + rel)
         if entry.kind == "dir":
             if target.is_symlink() or (target.exists() and not target.is_dir()):
-                _remove(target)
+                remove(target)
             target.mkdir(exist_ok=True)
             return
-        _remove(target)
+        remove(target)
         if entry.kind == "file":
             shutil.copy2(self._src + rel, target, follow_symlinks=False)
         elif entry.kind == "share":
@@ -264,28 +302,6 @@ class ShadowWorkspace:
         if not existing.resolve().is_relative_to(self.dest.resolve()):
             return  # reached through a symlink leaving the shadow: never write there
         target.parent.mkdir(parents=True, exist_ok=True)
-        _remove(target)
+        remove(target)
         with target.open("w", encoding="utf-8", newline="") as handle:
             handle.write(text)
-
-
-def _is_venv(path: str) -> bool:
-    return os.path.isfile(path + "/pyvenv.cfg")  # noqa: PTH113 (no Path object per folder)
-
-
-def _relative(key: str) -> str:
-    path = PurePosixPath(key)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise ValueError(f"overlay path must be relative and inside the project: {key!r}")
-    return path.as_posix()
-
-
-def _remove(path: Path) -> None:
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(path)
-    else:
-        path.unlink()

@@ -258,6 +258,12 @@ class Session:
             )
         return self._verifier
 
+    def files_changed(self, rels: Sequence[str]) -> None:
+        """Files the editor saw change (relative POSIX paths): the shadow copy, if there is one
+        yet, copies them again at its next sync (whatever their size and mtime)."""
+        if self._verifier is not None:
+            self._verifier.note_changed(rels)
+
     @property
     def verifier(self) -> Verifier | None:
         """The checker, when the project has a test runner."""

@@ -99,7 +99,13 @@ class Verifier:
             report is not None and report.ok and self.last_report_edit_count == workspace.edit_count
         )
 
+    def note_changed(self, rels: Sequence[str]) -> None:
+        """Files the editor saw change (relative POSIX paths): copied into the shadow again at
+        the next run, whatever their size and mtime (`ShadowWorkspace.note_changed`)."""
+        self._shadow.note_changed(rels)
+
     def close(self) -> None:
+        self._shadow.close()
         shutil.rmtree(self.shadow_dir, ignore_errors=True)
 
 

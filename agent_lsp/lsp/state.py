@@ -225,13 +225,15 @@ class AgentState:
 
     def files_changed(self, uris: Sequence[str]) -> None:
         """Files saved or reported by the editor's watcher: each session's symbol index
-        re-reads just those (in a thread), not the whole tree."""
+        re-reads just those (in a thread), not the whole tree; its shadow copy copies them
+        again at the next test run."""
         changed: dict[Path, tuple[Session, list[Path]]] = {}
         for uri in uris:
             if (path := uri_to_path(uri)) is not None:
                 session = self.session_for(uri)
                 changed.setdefault(session.root, (session, []))[1].append(path)
         for session, paths in changed.values():
+            session.files_changed([_relative(session.root, path) for path in paths])
             self.background(_reindex(session, paths))
 
     async def apply_proposal(self, proposal_id: str) -> dict[str, Any]:
