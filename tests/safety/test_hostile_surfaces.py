@@ -1,0 +1,125 @@
+"""A hostile repository and a prompt-injected model against the newest surfaces: the
+repeated-commands record, the symbol index, the team reviewer's diff, project tools. Each
+canary lies outside the workspace (or is a secret in it) and must not reach the model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from agent_lsp.memory.commands import normalise, record_commands
+from agent_lsp.project.git import Git
+from agent_lsp.symbols import SymbolIndex, repo_map
+from agent_lsp.team.review import review_checks
+from tests.fakes.channel import RecordingChannel
+
+CANARY = "CANARY_7f3a_outside_the_workspace"
+
+
+def outside(tmp_path: Path) -> Path:
+    """A folder of the user's next to the workspace, holding a canary source file."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "private.py").write_text(f'def {CANARY.lower()}():\n    return "{CANARY}"\n')
+    return folder
+
+
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def inside():\n    return 1\n")
+    return root
+
+
+# ---- the repeated-commands record (.agent-lsp/cache/commands.json) ------------------------
+
+
+def crafted_record(root: Path, body: object) -> Path:
+    path = root / ".agent-lsp" / "cache" / "commands.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(body))
+    return path
+
+
+def test_a_crafted_commands_record_of_the_wrong_shape_is_started_again(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    for body in ({"commands": [], "suggested": 5}, {"commands": {"ls": "t1"}, "suggested": "x"}):
+        path = crafted_record(root, body)
+        assert record_commands(root, "t9", ["ls"]) == []
+        assert json.loads(path.read_text()) == {
+            "version": 1,
+            "commands": {"ls": ["t9"]},
+            "suggested": [],
+        }
+        path.unlink()
+        path.parent.rmdir()
+        path.parent.parent.rmdir()
+
+
+def test_the_suggested_improve_command_runs_nothing_when_pasted_into_a_shell(
+    tmp_path: Path,
+) -> None:
+    """The record is the repository's: two earlier "tasks" make the model's one run of a
+    command a suggestion, whose shell line once held the command in double quotes."""
+    root = workspace(tmp_path)
+    pwned = tmp_path / "PWNED"
+    commands = [normalise(f'echo "$(touch {pwned})" `touch {pwned}`'), 'echo "a!!b\\" \'x']
+    crafted_record(root, {"commands": {c: ["a", "b"] for c in commands}})
+    lines = record_commands(root, "t3", commands)
+    assert len(lines) == 2
+    for command, line in zip(commands, lines, strict=True):
+        shown = re.fullmatch(
+            r"`.*` ran in 3 tasks: `agent-lsp improve (.*)` makes it a project tool", line
+        )
+        assert shown is not None
+        shell = f"printf '%s' {shown.group(1)}"
+        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, cwd=tmp_path)
+        assert not pwned.exists()
+        assert done.stdout == f"add a tool for {command}"
+    assert record_commands(root, "t4", ["echo ready"]) == []  # seen once: no suggestion
+
+
+# ---- the symbol index and links leading out ------------------------------------------------
+
+
+def test_the_symbol_index_follows_no_link_out_of_the_workspace(tmp_path: Path) -> None:
+    root, mine = workspace(tmp_path), outside(tmp_path)
+    (root / "src" / "leak.py").symlink_to(mine / "private.py")
+    (root / "linked").symlink_to(mine, target_is_directory=True)
+    (root / ".env").write_text("API_TOKEN = 'secret-value'\n")
+    (root / "src" / "settings.py").symlink_to(root / ".env")  # a secret under a source name
+    (root / "src" / "alias.py").symlink_to(root / "src" / "app.py")  # inside: indexed
+    index = SymbolIndex(root, engine="regex")
+    index.refresh()
+    assert sorted(f.path for f in index.files()) == ["src/alias.py", "src/app.py"]
+    assert index.definitions(CANARY.lower()) == []
+    assert index.definitions("API_TOKEN") == []
+    shown = repo_map(index, 4000, mentioned=[CANARY.lower(), "API_TOKEN"])
+    assert CANARY.lower() not in shown
+    assert "API_TOKEN" not in shown
+    (root / "src" / "later.py").symlink_to(mine / "private.py")  # a change the editor reports
+    index.refresh_paths([root / "src" / "later.py", root / "src" / "leak.py"])
+    assert sorted(f.path for f in index.files()) == ["src/alias.py", "src/app.py"]
+    index.close()
+
+
+# ---- the team reviewer's diff --------------------------------------------------------------
+
+
+def test_the_reviewer_diff_reads_no_file_out_of_the_project(tmp_path: Path) -> None:
+    """The changed files come from the team's checkpoint (a file the repository can ship):
+    a path out of the project, or a link to a secret, is not read into the diff."""
+    root, mine = workspace(tmp_path), outside(tmp_path)
+    (root / ".env").write_text(f"TOKEN={CANARY}\n")
+    (root / "notes.txt").symlink_to(root / ".env")
+    (root / "src" / "app.py").write_text("def inside():\n    return 2\n")
+    changed = [str(mine / "private.py"), "../outside/private.py", "notes.txt", "src/app.py"]
+    git = Git(root, hide=lambda rel: rel == ".env")
+    checks = asyncio.run(review_checks(root, git, RecordingChannel(), changed, None))
+    assert CANARY not in checks.diff
+    assert CANARY.lower() not in checks.diff
+    assert "+++ b/src/app.py" in checks.diff
+    assert "return 2" in checks.diff
