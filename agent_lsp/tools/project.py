@@ -113,6 +113,8 @@ class ProjectTool:
                 raise WorkspaceError(f"{arg}: a value may not start with '-' (read as an option)")
             if spec.type == "path":
                 text = self.workspace.relative(self.workspace.resolve(text))
+                if text.startswith("-"):  # `./-o/tmp/x` resolves to `-o/tmp/x`
+                    text = f"./{text}"
             out[arg] = text
         return out
 

@@ -10,10 +10,21 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.memory.commands import normalise, record_commands
+from agent_lsp.messages import ToolCall, ToolStatus
 from agent_lsp.project.git import Git
+from agent_lsp.project.workspace import Workspace
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.engine import SafetyPolicy
+from agent_lsp.safety.policy import CommandPolicy
+from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.team.review import review_checks
+from agent_lsp.tools import RESERVED_NAMES, ProjectTool, ReadFileTool
+from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 from tests.fakes.channel import RecordingChannel
 
 CANARY = "CANARY_7f3a_outside_the_workspace"
@@ -123,3 +134,54 @@ def test_the_reviewer_diff_reads_no_file_out_of_the_project(tmp_path: Path) -> N
     assert CANARY.lower() not in checks.diff
     assert "+++ b/src/app.py" in checks.diff
     assert "return 2" in checks.diff
+
+
+# ---- project tools (.agent-lsp/tools.toml, a trusted workspace) and the model's arguments ---
+
+
+def sort_tool(root: Path) -> tuple[ProjectTool, RecordingChannel]:
+    (decl,) = parse_project_tools(
+        '[tools.sort_file]\ndescription = "Sort a file"\ncommand = ["sort", "{path}"]\n'
+        '[tools.sort_file.args.path]\ntype = "path"\nrequired = true\n',
+        RESERVED_NAMES,
+    ).values()
+    channel = RecordingChannel()
+    policy = CommandPolicy(channel, engine=SafetyPolicy(root))
+    shell = ConfinedShell(Sandbox(), Confinement(writable=(root,), visible=(root,)))
+    return ProjectTool("sort_file", decl, Workspace(root, channel, policy), shell, policy), channel
+
+
+def test_a_path_argument_never_becomes_an_option_after_it_is_resolved(tmp_path: Path) -> None:
+    """`./-o/x` passes the "no leading -" check, then resolves to `-o/x`: sort's output
+    file. It is given as `./-o/x`, a path, as the model wrote it."""
+    root = workspace(tmp_path)
+    tool, channel = sort_tool(root)
+    canary = tmp_path / "outside-canary"
+    args = tool.args_model.model_validate({"path": f"./-o{canary}"})
+    result = asyncio.run(tool.run(args))
+    assert result.metadata["argv"] == ["sort", f"./-o{canary}"]
+    assert channel.questions == []  # a read of a file of the project: nothing to ask
+    assert not canary.exists()
+    assert "No such file" in (result.output or result.error or "")
+
+
+def test_a_project_tool_program_that_reads_as_an_assignment_is_refused() -> None:
+    """Shown to the policy and the user as `X=./evil pytest`, the argv runs a program named
+    `X=./evil` (the file `evil` in a folder `X=.`)."""
+    toml = '[tools.t]\ndescription = "d"\ncommand = ["X=./evil", "pytest"]\n'
+    with pytest.raises(ProjectToolsError, match="variable assignment"):
+        parse_project_tools(toml, RESERVED_NAMES)
+
+
+def test_tool_arguments_with_an_integer_too_long_to_read_are_an_error_result(
+    tmp_path: Path,
+) -> None:
+    root = workspace(tmp_path)
+    box = ToolBox([ReadFileTool(Workspace(root, RecordingChannel()))], 10, 10)
+    call = ToolCall(
+        id="c1", name="read_file", arguments='{"path": "a", "offset": ' + "9" * 5000 + "}"
+    )
+    result = asyncio.run(box.call(call))
+    assert result.status is ToolStatus.ERROR
+    assert result.error is not None
+    assert result.error.startswith("arguments for read_file are not valid JSON")
