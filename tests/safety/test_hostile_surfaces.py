@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp.errors import EditRejectedError
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.memory.commands import normalise, record_commands
 from agent_lsp.messages import ToolCall, ToolStatus
@@ -22,7 +23,9 @@ from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.symbols import SymbolIndex, repo_map
+from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.review import review_checks
+from agent_lsp.team.verdict import may_test_write
 from agent_lsp.tools import RESERVED_NAMES, ProjectTool, ReadFileTool
 from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 from tests.fakes.channel import RecordingChannel
@@ -185,3 +188,46 @@ def test_tool_arguments_with_an_integer_too_long_to_read_are_an_error_result(
     assert result.status is ToolStatus.ERROR
     assert result.error is not None
     assert result.error.startswith("arguments for read_file are not valid JSON")
+
+
+# ---- team mode: the tester writes test files only ------------------------------------------
+
+
+def test_the_tester_writes_no_runner_config_or_plugin_file_in_a_test_folder(
+    tmp_path: Path,
+) -> None:
+    """`tests/pytest.ini` becomes the config of a run of tests/ (its addopts), a
+    `tests/conftest.py` hook can mark every failure passed: the full suite's verdict would
+    be the tester's. Links and `..` resolve to the file they name."""
+    root = workspace(tmp_path)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_link.py").symlink_to(root / "src" / "app.py")
+    editor = RecordingChannel()
+    tester = RoleChannel(editor, "tester s2", WriteLocks(), only=may_test_write)
+    tester.workspace = Workspace(root, editor)
+    refused: list[str] = []
+    for name in (
+        "tests/conftest.py",
+        "tests/pytest.ini",
+        "tests/sub/setup.cfg",
+        "test/package.json",
+        "spec/jest.config.js",
+        "tests/go.mod",
+        "tests/evil.pth",
+        "tests/test_link.py",
+        "tests/../src/app.py",
+    ):
+        try:
+            asyncio.run(tester.apply_edit(tester.workspace.resolve(name), "x = 1\n", "edit"))
+        except EditRejectedError as exc:
+            refused.append(str(exc))
+    assert len(refused) == 9
+    assert "tester s2: writes test files only, not src/app.py" in refused
+    assert editor.edits == []
+    for name in ("tests/test_new.py", "tests/helpers.py", "src/app.test.js"):
+        asyncio.run(tester.apply_edit(tester.workspace.resolve(name), "x = 1\n", "edit"))
+    assert [tester.workspace.relative(p) for p, _, _ in editor.edits] == [
+        "tests/test_new.py",
+        "tests/helpers.py",
+        "src/app.test.js",
+    ]
