@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters import detect_toolchain
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.memory.commands import normalise, record_commands
@@ -231,3 +232,24 @@ def test_the_tester_writes_no_runner_config_or_plugin_file_in_a_test_folder(
         "tests/helpers.py",
         "src/app.test.js",
     ]
+
+
+# ---- tests.args (free for an untrusted repository: held by the sandbox) -------------------
+
+
+def test_tests_args_write_and_delete_nothing_outside_the_workspace(project: Path) -> None:
+    """Held: `--basetemp` (pytest empties it first) and `--junitxml` naming a folder of the
+    user's: the suite runs, and writes only inside the workspace."""
+    if not Sandbox().available:
+        pytest.skip("no OS sandbox here")
+    mine = project.parent / "outside"
+    mine.mkdir()
+    (mine / "keep.txt").write_text(CANARY)
+    args = [f"--basetemp={mine}", f"--junitxml={mine}/report.xml"]
+    adapter = detect_toolchain(project, args)
+    assert adapter is not None
+    shell = ConfinedShell(Sandbox(), Confinement(writable=(project,), visible=(project,)))
+    report = asyncio.run(adapter.run(project, project, [], shell=shell, timeout=120))
+    assert (report.passed, report.failed) == (1, 1)  # the sample's one failing test
+    assert sorted(p.name for p in mine.iterdir()) == ["keep.txt"]
+    assert (mine / "keep.txt").read_text() == CANARY
