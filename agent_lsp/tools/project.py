@@ -120,6 +120,10 @@ class ProjectTool:
 
     async def run(self, args: BaseModel) -> ToolResult:
         root = self.workspace.root
+        for gate in (self.name, "run_command"):  # the tool rules naming it, or run_command
+            ruled = await self.policy.check_tool(gate, read_only=True)  # (rules only)
+            if not ruled.allowed:
+                return ToolResult.fail(f"not run: {ruled.decided_by}", decided_by=ruled.decided_by)
         try:
             argv = argv_for(self.decl, self.values(args))
         except WorkspaceError as exc:

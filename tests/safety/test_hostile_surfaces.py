@@ -22,6 +22,7 @@ from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.engine import SafetyPolicy
 from agent_lsp.safety.policy import CommandPolicy
+from agent_lsp.safety.rules import parse_rules
 from agent_lsp.safety.sandbox import Confinement, Sandbox
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.team.channel import RoleChannel, WriteLocks
@@ -253,3 +254,24 @@ def test_tests_args_write_and_delete_nothing_outside_the_workspace(project: Path
     assert (report.passed, report.failed) == (1, 1)  # the sample's one failing test
     assert sorted(p.name for p in mine.iterdir()) == ["keep.txt"]
     assert (mine / "keep.txt").read_text() == CANARY
+
+
+def test_a_tool_rule_denying_a_project_tool_or_run_command_stops_it(tmp_path: Path) -> None:
+    """Project tools decide on their command line, as run_command does; the tool rules in
+    front of every tool (`[[deny]] tool = ...`) were skipped for them."""
+    root = workspace(tmp_path)
+    (root / "data.txt").write_text("b\na\n")
+    for denied in ("sort_file", "run_command"):
+        tool, channel = sort_tool(root)
+        guard = tool.workspace.guard
+        rules = parse_rules({"deny": [{"tool": denied}]}, "policy.toml", guard)
+        engine = SafetyPolicy(root, rules=rules)
+        tool.policy = tool.workspace.policy = CommandPolicy(channel, engine=engine)
+        args = tool.args_model.model_validate({"path": "data.txt"})
+        result = asyncio.run(tool.run(args))
+        assert result.status is ToolStatus.ERROR
+        assert result.error == f"not run: policy: denied (policy.toml deny #1: deny tool {denied})"
+        assert "argv" not in result.metadata  # nothing ran
+    tool, _ = sort_tool(root)
+    done = asyncio.run(tool.run(tool.args_model.model_validate({"path": "data.txt"})))
+    assert done.output == "a\nb\n"
