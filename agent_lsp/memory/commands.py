@@ -42,7 +42,12 @@ def commands_ran(messages: Sequence[ChatMessage]) -> list[str]:
                 continue
             with contextlib.suppress(ValueError, TypeError, AttributeError):
                 command = normalise(str(json.loads(call.arguments)["command"]))
-                if command and len(command) <= MAX_CHARS and command not in out:
+                if (
+                    command
+                    and len(command) <= MAX_CHARS
+                    and command.isprintable()  # no escape sequence reaches a terminal
+                    and command not in out
+                ):
                     out.append(command)
     return out
 

@@ -15,8 +15,8 @@ import pytest
 from adapters import detect_toolchain
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.memory.commands import normalise, record_commands
-from agent_lsp.messages import ToolCall, ToolStatus
+from agent_lsp.memory.commands import commands_ran, normalise, record_commands
+from agent_lsp.messages import ChatMessage, ToolCall, ToolStatus
 from agent_lsp.project.git import Git
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
@@ -96,6 +96,11 @@ def test_the_suggested_improve_command_runs_nothing_when_pasted_into_a_shell(
         assert not pwned.exists()
         assert done.stdout == f"add a tool for {command}"
     assert record_commands(root, "t4", ["echo ready"]) == []  # seen once: no suggestion
+    escape = ChatMessage(
+        role="assistant",
+        tool_calls=[ToolCall(id="c", name="run_command", arguments='{"command": "ls \\u001b[2J"}')],
+    )
+    assert commands_ran([escape]) == []  # an escape sequence is never repeated to a terminal
 
 
 # ---- the symbol index and links leading out ------------------------------------------------
