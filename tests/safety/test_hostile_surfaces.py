@@ -5,6 +5,7 @@ canary lies outside the workspace (or is a secret in it) and must not reach the 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import re
 import subprocess
@@ -13,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from adapters import detect_toolchain
+from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.memory.commands import commands_ran, normalise, record_commands
-from agent_lsp.messages import ChatMessage, ToolCall, ToolStatus
+from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, ToolCall, ToolStatus
 from agent_lsp.project.git import Git
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
@@ -280,3 +282,13 @@ def test_a_tool_rule_denying_a_project_tool_or_run_command_stops_it(tmp_path: Pa
     tool, _ = sort_tool(root)
     done = asyncio.run(tool.run(tool.args_model.model_validate({"path": "data.txt"})))
     assert done.output == "a\nb\n"
+
+
+def test_the_terminal_prints_no_escape_sequence_the_model_or_a_file_wrote() -> None:
+    """A summary, a suggestion or a path holding ESC, CR or a bidi override could clear the
+    screen or rewrite what `agent-lsp run` showed; newlines and tabs stay."""
+    out = io.StringIO()
+    channel = TerminalChannel(out=out)
+    text = "done\x1b[2J\rall fine\nsee\tsrc/\u202eyp.exe"
+    asyncio.run(channel.report(AgentEvent(kind=EventKind.MESSAGE, message=text)))
+    assert out.getvalue() == "· done\\u001b[2J\\u000dall fine\nsee\tsrc/\\u202eyp.exe\n"
