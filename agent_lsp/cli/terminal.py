@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import sys
 import threading
 import time
@@ -17,6 +18,7 @@ from agent_lsp.fileio import atomic_write
 from agent_lsp.messages import AgentEvent, EventKind
 from agent_lsp.safety.policy import visible
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _MARK = {
     EventKind.STARTED: "▶",
     EventKind.THINKING: "…",
@@ -187,5 +189,7 @@ class TerminalChannel:
         return bool(isatty and isatty())
 
     def _print(self, text: str) -> None:
+        """`text` with control characters but newlines and tabs escaped: what the model or a
+        file wrote (a summary, a path, a command) never moves the cursor or clears a line."""
         self._stop()
-        print(text, file=self.out, flush=True)
+        print(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text), file=self.out, flush=True)

@@ -102,7 +102,7 @@ class ToolBox:
             )
         try:
             raw = json.loads(call.arguments or "{}")
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # not JSON, or an integer too long to read (4300+ digits)
             return ToolResult.fail(f"arguments for {call.name} are not valid JSON: {exc}")
         try:
             args = tool.args_model.model_validate(raw)

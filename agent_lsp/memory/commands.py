@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = ["TASKS_FOR_SUGGESTION", "commands_ran", "normalise", "record_commands
 TASKS_FOR_SUGGESTION = 3
 MAX_COMMANDS = 200
 MAX_CHARS = 300  # longer command lines are not kept (a script, not a habit)
+_PLAIN = re.compile(r"[^\"$`\\!\x00-\x1f\x7f]*")  # nothing a shell reads in "double quotes"
 
 
 def normalise(command: str) -> str:
@@ -40,7 +42,12 @@ def commands_ran(messages: Sequence[ChatMessage]) -> list[str]:
                 continue
             with contextlib.suppress(ValueError, TypeError, AttributeError):
                 command = normalise(str(json.loads(call.arguments)["command"]))
-                if command and len(command) <= MAX_CHARS and command not in out:
+                if (
+                    command
+                    and len(command) <= MAX_CHARS
+                    and command.isprintable()  # no escape sequence reaches a terminal
+                    and command not in out
+                ):
                     out.append(command)
     return out
 
@@ -73,12 +80,13 @@ def record_commands(
     layout = Layout(root)
     path = layout.base / "cache" / "commands.json"
     data = _load(layout, path)
+    recorded, said = data.get("commands"), data.get("suggested")
     seen: dict[str, list[str]] = {
-        k: [str(t) for t in cast("list[Any]", v)][-TASKS_FOR_SUGGESTION:]
-        for k, v in cast("dict[str, Any]", data.get("commands", {})).items()
+        str(k): [str(t) for t in cast("list[Any]", v)][-TASKS_FOR_SUGGESTION:]
+        for k, v in (cast("dict[str, Any]", recorded) if isinstance(recorded, dict) else {}).items()
         if isinstance(v, list)
     }
-    suggested = {str(s) for s in cast("list[Any]", data.get("suggested", []))}
+    suggested = {str(s) for s in (cast("list[Any]", said) if isinstance(said, list) else [])}
     for command in commands:
         tasks = [t for t in seen.pop(command, []) if t != task_id] + [task_id]
         seen[command] = tasks[-TASKS_FOR_SUGGESTION:]  # most recent last
@@ -100,8 +108,11 @@ def record_commands(
 
 
 def _suggestion(command: str) -> str:
-    request = "add a tool for " + command.replace('"', "'")
+    """The line said to the user: its `agent-lsp improve` command line is quoted for a POSIX
+    shell, so pasting it runs nothing of the command it names (`$(…)`, backticks, `!`)."""
+    request = "add a tool for " + command
+    request = f'"{request}"' if _PLAIN.fullmatch(request) else shlex.quote(request)
     return (
         f"`{command}` ran in {TASKS_FOR_SUGGESTION} tasks: "
-        f'`agent-lsp improve "{request}"` makes it a project tool'
+        f"`agent-lsp improve {request}` makes it a project tool"
     )

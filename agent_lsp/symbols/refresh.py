@@ -12,6 +12,7 @@ every stale file of a refresh at once, as paths).
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from agent_lsp.symbols.disk import Indexed, index_disk_file
 from agent_lsp.symbols.entries import DiskJob, FileExtractor, IndexedFile, Stale
 from agent_lsp.symbols.model import Language, language_for
 from agent_lsp.symbols.persist import Persisted
-from agent_lsp.symbols.walk import Walker
+from agent_lsp.symbols.walk import Walker, own_link
 
 
 class Refreshing(Persisted):
@@ -62,10 +63,13 @@ class Refreshing(Persisted):
                 current = self._files.get(key)
                 if current is not None and current.buffer is not None:
                     continue
+                link = (self.root / key).is_symlink()
                 try:
                     info = (self.root / key).stat()
                 except OSError:
                     info = None
+                if link and not own_link(os.path.realpath(self.root), str(self.root / key)):
+                    info = None  # a link leading out: not indexed (forgotten if it was)
                 if (
                     info is None
                     or not stat.S_ISREG(info.st_mode)

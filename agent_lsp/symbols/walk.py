@@ -36,8 +36,9 @@ class Listing:
 
 
 class Walker:
-    """Walks `root` (skipping `skip_dirs`, dot-directories and virtualenvs), remembering each
-    directory's listing; `listed` counts the directories listed (not reused) so far."""
+    """Walks `root` (skipping `skip_dirs`, dot-directories, virtualenvs and links leading
+    out), remembering each directory's listing; `listed` counts the directories listed (not
+    reused) so far."""
 
     def __init__(self, root: str, skip_dirs: frozenset[str], max_bytes: int, max_files: int):
         self.root = root
@@ -47,6 +48,7 @@ class Walker:
         self.truncated = False
         self.listed = 0
         self._listings: dict[str, Listing] = {}
+        self._real_root = os.path.realpath(root)
 
     def scan(self) -> dict[str, Stamp]:
         """Indexable files under the root: relative path -> (mtime_ns, size, ctime_ns)."""
@@ -107,7 +109,22 @@ class Walker:
                     continue
             except OSError:
                 continue
-            if indexable(name):
+            if indexable(name) and self._own(entry):
                 files.append((prefix + name, entry.path))
         trusted = mtime_ns < before - RACY_NS  # else a change in the same tick would keep it
         return Listing(mtime_ns if trusted else -1, tuple(files), tuple(subdirectories), False)
+
+    def _own(self, entry: os.DirEntry[str]) -> bool:
+        try:
+            return not entry.is_symlink() or own_link(self._real_root, entry.path)
+        except OSError:
+            return False
+
+
+def own_link(real_root: str, path: str) -> bool:
+    """Whether the link at `path` may be indexed: it leads to an indexable file inside the
+    root (`real_root`, links resolved). A link out of the project, or to a file of another
+    kind (`.env`), is never read."""
+    target = os.path.realpath(path)
+    inside = os.path.commonpath((real_root, target)) == real_root
+    return inside and indexable(target.rsplit(os.sep, 1)[-1])

@@ -75,6 +75,12 @@ async def _head_text(git: Git, rel: str) -> str:
     return result.output if result.exit_code == 0 else ""
 
 
+def _in_project(root: Path, named: str) -> str | None:
+    """`named` relative to the project with links resolved; None when it leads out."""
+    real_root, path = root.resolve(), (root / named).resolve()
+    return path.relative_to(real_root).as_posix() if path.is_relative_to(real_root) else None
+
+
 def _now_text(channel: EditorChannel, path: Path) -> str:
     buffered = channel.buffers().get(path)
     if buffered is not None:
@@ -92,9 +98,12 @@ async def review_checks(
     parts: list[str] = []
     ends_blank: set[str] = set()
     based = (await git.run("rev-parse", "--verify", "-q", "HEAD")).exit_code == 0
-    for rel in changed:
+    for named in changed:
+        rel = _in_project(root, named)
+        if rel is None:
+            continue  # out of the project (a checkpoint names the files): never read
         if git.hide(rel):
-            continue  # a secret or denied file: never shown
+            continue  # a secret or denied file (links resolved): never shown
         old, new = await _head_text(git, rel), _now_text(channel, root / rel)
         if old == new:
             continue

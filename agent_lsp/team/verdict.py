@@ -4,6 +4,7 @@ test run (failing: its root-cause text goes back to the planner)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -15,6 +16,14 @@ from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus, ToolResult,
 from agent_lsp.team.state import Step, StepStatus
 
 TEST_FOLDERS = ("tests", "test", "__tests__", "spec")
+# In a test folder, yet how the runners are configured or what they load first: the tester's
+# `tests/pytest.ini` or `tests/conftest.py` could change what the full suite runs or reports.
+RUNNER_FILES = re.compile(
+    r"conftest\.py|pytest\.ini|tox\.ini|setup\.(cfg|py)|pyproject\.toml|[^/]*\.pth"
+    r"|(site|user)customize\.py|package\.json|go\.(mod|work)|tsconfig[^/]*\.json"
+    r"|\.?(jest|vitest|vite|babel|mocha|karma)(\.config|\.setup|rc)(\.[^/]*)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -48,9 +57,12 @@ def final_words(messages: Sequence[ChatMessage]) -> str:
 
 
 def may_test_write(rel: str) -> bool:
-    """What the tester may write: test files, and anything in a test folder."""
+    """What the tester may write: test files, and anything in a test folder but the runners'
+    config and plugin files (`RUNNER_FILES`)."""
     parts = PurePosixPath(rel).parts
-    return is_test_file(rel) or bool(parts and parts[0] in TEST_FOLDERS)
+    if not parts or RUNNER_FILES.fullmatch(parts[-1]):
+        return False
+    return is_test_file(rel) or parts[0] in TEST_FOLDERS
 
 
 def judge(

@@ -113,11 +113,17 @@ class ProjectTool:
                 raise WorkspaceError(f"{arg}: a value may not start with '-' (read as an option)")
             if spec.type == "path":
                 text = self.workspace.relative(self.workspace.resolve(text))
+                if text.startswith("-"):  # `./-o/tmp/x` resolves to `-o/tmp/x`
+                    text = f"./{text}"
             out[arg] = text
         return out
 
     async def run(self, args: BaseModel) -> ToolResult:
         root = self.workspace.root
+        for gate in (self.name, "run_command"):  # the tool rules naming it, or run_command
+            ruled = await self.policy.check_tool(gate, read_only=True)  # (rules only)
+            if not ruled.allowed:
+                return ToolResult.fail(f"not run: {ruled.decided_by}", decided_by=ruled.decided_by)
         try:
             argv = argv_for(self.decl, self.values(args))
         except WorkspaceError as exc:

@@ -79,6 +79,11 @@ def check_decl(name: str, decl: ToolDecl, reserved: Collection[str]) -> None:
         raise ProjectToolsError(f"tools.toml: {name} is one of agent-lsp's own tools; rename it")
     if PLACEHOLDER.search(decl.command[0]):
         raise ProjectToolsError(f"tools.toml: {name}: the program (first element) is fixed")
+    if "=" in decl.command[0]:  # shown as `X=1 pytest` (pytest), it would run a program "X=1"
+        raise ProjectToolsError(
+            f"tools.toml: {name}: the program {decl.command[0]!r} reads as a variable "
+            'assignment; put variables after "env" (["env", "X=1", ...])'
+        )
     for arg, spec in decl.args.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", arg):
             raise ProjectToolsError(f"tools.toml: {name}: {arg!r} is not an argument name")
