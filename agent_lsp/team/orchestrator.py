@@ -115,7 +115,8 @@ class Orchestrator:
     async def _drive(self, state: TeamState) -> TeamOutcome:
         started = time.monotonic()
         tokens = self.options.tokens or self.host.settings.max_tokens
-        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds)
+        shares = self.host.settings.team.shares
+        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds, shares)
         runner = RoleRunner(
             self.host, self.channel, self.store, state, budget, await self.host.profile()
         )
