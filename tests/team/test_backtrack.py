@@ -170,18 +170,23 @@ async def test_past_three_undone_steps_the_user_is_asked_and_no_answer_stops(
     channel = RecordingChannel()  # asked, it gets no answer (a CLI without a terminal)
     try:
         outcome = await Orchestrator(session, channel, TeamOptions(workers=1)).run(TASK)
+        kept = (root / "a.txt").read_text()
+        # the user's own undo reverts the rest from the same record (`agent-lsp undo --task`)
+        report = await session.undo(RecordingChannel(), None, f"team-{outcome.task_id}")
     finally:
         await session.aclose()
 
+    assert kept == "a new\n" and (root / "a.txt").read_text() == "a old\n"
+    assert report.steps == [1] and report.restored == ["a.txt"]
     assert outcome.phase is Phase.FAILED, outcome.summary
     assert channel.questions == [QUESTION]
     assert channel.options == [[UNDO_FURTHER, KEEP]]
     assert "going back past 3 undone steps (s1) needs the user: no answer; the edits are kept" in (
         outcome.summary
     )
-    # s4, s3, s2 undone to their bytes before; s1's edit kept: nothing lost
-    texts = {n: (root / f"{n}.txt").read_text() for n in "abcd"}
-    assert texts == {"a": "a new\n", "b": "b old\n", "c": "c old\n", "d": "d old\n"}
+    # s4, s3, s2 undone to their bytes before; s1's edit was kept (`kept`): nothing lost
+    texts = {n: (root / f"{n}.txt").read_text() for n in "bcd"}
+    assert texts == {"b": "b old\n", "c": "c old\n", "d": "d old\n"}
     state = saved(root, outcome.task_id)
     assert statuses(state)[:4] == [
         ("s1", "done", False),
@@ -195,7 +200,7 @@ async def test_past_three_undone_steps_the_user_is_asked_and_no_answer_stops(
         (root / f".agent-lsp/checkpoints/team-{outcome.task_id}/progress.json").read_text()
     )
     assert [(r["step"], r["undone"]) for r in record["steps"]] == [
-        (1, False),
+        (1, True),
         (2, True),
         (3, True),
         (4, True),
