@@ -75,7 +75,11 @@ class WriteWatch:
         head = f"{who} {step.id}: {rel} +{added} {MINUS}{removed}"
         shown = f"{head}\n{diff.rstrip()}" if self.verbose else head
         await self.inner.report(milestone(shown, role=who, team_step=f"{who} {step.id}"))
-        await self.inner.apply_edit(path, new_text, label)
+        try:
+            await self.inner.apply_edit(path, new_text, label)
+        except BaseException:
+            step.diffs.remove(diff[:DIFF_KEPT])  # it did not land: not the step's
+            raise
         after = self._bytes(path)
         if after is not None:
             await self.undo.record(step, rel, before, after)
