@@ -6,7 +6,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -248,6 +248,18 @@ class TeamProgress(StrEnum):
     VERBOSE = "verbose"
 
 
+# The roles of a team task and their default share (percent) of its token budget.
+TEAM_SHARES = {
+    "commander": 5,
+    "planner": 15,
+    "retriever": 5,
+    "editor": 40,
+    "executor": 5,
+    "tester": 10,
+    "reviewer": 20,
+}
+
+
 class TeamSettings(_Section):
     enabled: bool = Field(
         False,
@@ -266,9 +278,9 @@ class TeamSettings(_Section):
     budget_tokens: int | None = Field(
         None,
         ge=1_000,
-        description="Token budget of one team task, split across the roles (commander 5%, "
-        "planner 15%, retriever 5%, editor 40%, executor 5%, tester 10%, reviewer 20%); null = "
-        "`maxTokens`.",
+        description="Token budget of one team task, split across the roles by `team.shares` "
+        "(commander 5%, planner 15%, retriever 5%, editor 40%, executor 5%, tester 10%, "
+        "reviewer 20%); null = `maxTokens`.",
     )
     budget_seconds: float = Field(
         3600.0, gt=0, description="Seconds one team task may take, resumed runs included."
@@ -278,6 +290,26 @@ class TeamSettings(_Section):
         description="`terse`: the team's milestones (phases, steps done or failed); `verbose`: "
         "every step of every role as well.",
     )
+    shares: dict[str, int] = Field(
+        dict(TEAM_SHARES),
+        description="Percent of a team task's token budget each role may use, by role name "
+        "(commander, planner, retriever, editor, executor, tester, reviewer); the roles not "
+        "named keep their default; the shares sum to at most 100.",
+    )
+
+    @field_validator("shares", mode="after")
+    @classmethod
+    def _shares(cls, value: dict[str, int]) -> dict[str, int]:
+        unknown = sorted(set(value) - set(TEAM_SHARES))
+        if unknown:
+            known = ", ".join(TEAM_SHARES)
+            raise ValueError(f"unknown role {', '.join(unknown)} (the roles: {known})")
+        if any(v < 0 for v in value.values()):
+            raise ValueError("a role's share is a percent from 0 to 100")
+        shares = {**TEAM_SHARES, **value}
+        if sum(shares.values()) > 100:
+            raise ValueError(f"the roles' shares sum to {sum(shares.values())}%, over 100%")
+        return shares
 
 
 class Settings(_Section):

@@ -73,6 +73,7 @@ UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     ("team", "budgetTokens"): "free",
     ("team", "budgetSeconds"): "free",
     ("team", "progress"): "free",
+    ("team", "shares"): "free",
 }
 
 
@@ -84,6 +85,8 @@ STRICTEST_FIRST: dict[tuple[str, ...], tuple[str, ...]] = {
 
 def untrusted_rule(path: tuple[str, ...]) -> Rule:
     """What an untrusted layer may do with the key at `path` (see UNTRUSTED_RULES)."""
+    if path[:2] == ("team", "shares"):  # a role's share: bounded by the task's budget
+        return "free"
     return UNTRUSTED_RULES.get(path, "same")
 
 

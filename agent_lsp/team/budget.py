@@ -8,10 +8,11 @@ its limit before every model call, so a role is stopped at the first call past i
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agent_lsp.messages import Usage
-from agent_lsp.team.roles import ROLES
+from agent_lsp.team.roles import ROLES, Role
 from agent_lsp.team.state import RoleUsage
 
 
@@ -21,17 +22,29 @@ class Budget:
     seconds: float
     started: float = field(default_factory=time.monotonic)
     left: dict[str, int] = field(default_factory=dict[str, int])
+    shares: Mapping[str, int] | None = None  # percent by role name (`team.shares`)
 
     def __post_init__(self) -> None:
         if not self.left:
-            self.left = {role.name: int(self.tokens * role.share) for role in ROLES}
+            self.left = {role.name: int(self.tokens * self.share(role)) for role in ROLES}
+
+    def share(self, role: Role) -> float:
+        """The role's part of the budget: its setting's percent, else its default."""
+        if self.shares is not None and role.name in self.shares:
+            return self.shares[role.name] / 100
+        return role.share
 
     @classmethod
     def resumed(
-        cls, tokens: int, seconds: float, used: dict[str, RoleUsage], spent: float
+        cls,
+        tokens: int,
+        seconds: float,
+        used: dict[str, RoleUsage],
+        spent: float,
+        shares: Mapping[str, int] | None = None,
     ) -> Budget:
         """A resumed task's budget: what its roles used before the crash is gone."""
-        budget = cls(tokens, max(0.0, seconds - spent))
+        budget = cls(tokens, max(0.0, seconds - spent), shares=shares)
         for name, usage in used.items():
             if name in budget.left:
                 budget.left[name] = max(0, budget.left[name] - usage.total)

@@ -8,6 +8,7 @@ import asyncio
 
 from agent_lsp.team.channel import WriteLocks, current_hash
 from agent_lsp.team.planreview import due, review_plan
+from agent_lsp.team.preview import WRITING
 from agent_lsp.team.retrieve import retrieve
 from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
@@ -51,6 +52,7 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         context = worker_context(step)
         if step.role == "edit":  # the retriever first: the editor gets the real lines
             context["snippets"] = await retrieve(runner, step, left)
+        WRITING.set((step, role.name))  # this task's writes are the step's (preview, undo)
         outcome, channel = await runner.run(
             role, context, f"{role.name} {step.id}", left, locks, start
         )

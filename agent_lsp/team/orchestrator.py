@@ -14,12 +14,14 @@ from agent_lsp.loop.verify import NotPermittedError, format_report
 from agent_lsp.messages import TaskOutcome, TaskStatus, Usage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
+from agent_lsp.team.backtrack import Backtrack, StepUndo, failed_text, targets
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.commander import command, diagnosis_summary
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
-from agent_lsp.team.plan import read_steps
+from agent_lsp.team.plan import read_plan
 from agent_lsp.team.presenter import Presenter, milestone
+from agent_lsp.team.preview import WriteWatch
 from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
@@ -88,8 +90,10 @@ class Orchestrator:
     ) -> None:
         self.host = host
         self.options = options or TeamOptions.of(host.settings.team)
-        self.channel = Presenter(channel, self.options.verbose)
+        self.presenter = Presenter(channel, self.options.verbose)
+        self.channel: EditorChannel = self.presenter
         self.store = TeamStore(host.root)
+        self.undo: StepUndo | None = None
 
     async def run(self, instruction: str) -> TeamOutcome:
         return await self._drive(self.store.new(instruction))
@@ -115,7 +119,12 @@ class Orchestrator:
     async def _drive(self, state: TeamState) -> TeamOutcome:
         started = time.monotonic()
         tokens = self.options.tokens or self.host.settings.max_tokens
-        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds)
+        shares = self.host.settings.team.shares
+        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds, shares)
+        gate = self.host.gate(self.presenter)
+        workspace = Workspace(self.host.root, self.presenter, gate)
+        self.undo = StepUndo(workspace, state)
+        self.channel = WriteWatch(self.presenter, workspace, self.undo, self.options.verbose)
         runner = RoleRunner(
             self.host, self.channel, self.store, state, budget, await self.host.profile()
         )
@@ -156,23 +165,37 @@ class Orchestrator:
                 await self._move(state, Phase.DONE, "diagnose only: no step writes")
                 return
         stale = [s for s in state.steps if s.stale and s.status is StepStatus.PENDING]
-        record = state.record.render(state.instruction)
-        offered = {
-            "record": record,
-            "template": template_text(state.record.type),
-            "failed_steps": "\n".join(f"{s.id}: {s.goal} — {s.note}" for s in stale),
-            "findings": "\n".join(state.open_findings),
-        }
-        outcome, _ = await runner.run(PLANNER, offered, "planner")
-        if outcome.status is not TaskStatus.COMPLETED:
-            await self._move(state, Phase.FAILED, f"the planner stopped: {outcome.summary}")
-            return
+        answer = state.backtrack  # set: a crash cut its undo short; the rest of it first
+        if not answer:
+            record = state.record.render(state.instruction)
+            offered = {
+                "record": record,
+                "template": template_text(state.record.type),
+                "failed_steps": failed_text(state, stale),
+                "findings": "\n".join(state.open_findings),
+            }
+            outcome, _ = await runner.run(PLANNER, offered, "planner")
+            if outcome.status is not TaskStatus.COMPLETED:
+                await self._move(state, Phase.FAILED, f"the planner stopped: {outcome.summary}")
+                return
+            answer = outcome.summary
         try:
-            steps = read_steps(outcome.summary, {s.id for s in state.steps})
+            steps, undo_ids, why = read_plan(answer, {s.id for s in state.steps})
+            going_back = targets(state, undo_ids)
         except AgentLspError as exc:
             await self._move(state, Phase.FAILED, str(exc))
             return
         new_ids = [s.id for s in steps]
+        if going_back:
+            state.backtrack = answer
+            self.store.save(state)
+            assert self.undo is not None
+            back = Backtrack(self.undo, self.store, self.channel)
+            failed = await back.go_back(going_back, why or "the planner traced it", new_ids)
+            if failed is not None:
+                await self._move(state, Phase.FAILED, failed)
+                return
+        state.backtrack = ""
         for old in stale:  # planned again: what waited for the old step waits for the new ones
             old.status, old.stale = StepStatus.REPLACED, False
             for step in state.steps:

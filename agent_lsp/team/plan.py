@@ -19,11 +19,30 @@ def json_list(text: str, what: str) -> list[Any]:
     return cast("list[Any]", value)
 
 
+def read_plan(text: str, taken: set[str]) -> tuple[list[Step], list[str], str]:
+    """The planner's answer: a list of steps, or an object going back first,
+    `{"undo": ["s1"], "why": "...", "steps": [...]}` (the steps, the finished steps to undo,
+    why)."""
+    value = json_answer(text, "plan")
+    if not isinstance(value, dict):
+        return read_steps(text, taken), [], ""
+    plan = cast("dict[str, Any]", value)
+    undo, steps = plan.get("undo", []), plan.get("steps")
+    if not isinstance(undo, list) or not isinstance(steps, list):
+        raise AgentLspError(f"the plan is not a list of steps nor {{undo, steps}}: {text[:200]}")
+    ids = [str(i) for i in cast("list[Any]", undo)]
+    return _steps(cast("list[Any]", steps), taken), ids, str(plan.get("why", ""))
+
+
 def read_steps(text: str, taken: set[str]) -> list[Step]:
     """The planner's steps; ids already used in the plan get a suffix, unknown dependencies
     are dropped (a step cannot wait for one that does not exist)."""
+    return _steps(json_list(text, "plan"), taken)
+
+
+def _steps(items: list[Any], taken: set[str]) -> list[Step]:
     try:
-        steps = [Step.model_validate(item) for item in json_list(text, "plan")]
+        steps = [Step.model_validate(item) for item in items]
     except ValidationError as exc:
         raise AgentLspError(f"a step of the plan is malformed: {exc.errors()[0]['msg']}") from None
     if not steps:

@@ -35,6 +35,7 @@ from agent_lsp.team.review_scan import (
 
 DIFF_LIMIT = 12_000  # characters of the merged diff the reviewer is shown
 FINDINGS_LIMIT = 40  # checks' findings the reviewer is shown
+FAILS = ("F82",)  # ruff's (pyflakes') undefined names: the code fails when it runs
 
 Lint = Callable[[EditorChannel], Awaitable[list[LintIssue]]]
 
@@ -131,16 +132,18 @@ async def review_checks(
 
 
 def _lint_findings(issues: list[LintIssue], added: list[Added]) -> list[ReviewFinding]:
-    """The linter's issues on lines the team added; a syntax error is an error."""
+    """The linter's issues on lines the team added; a syntax error, what the linter calls an
+    error (tsc, go vet) and an undefined name (ruff F821-F823) are errors."""
     lines = {(a.file, a.line) for a in added}
     out: list[ReviewFinding] = []
     for issue in issues:
         if (issue.file, issue.line) not in lines:
             continue
         syntax = "syntax" in issue.message.lower() or issue.code in (None, "E999")
+        error = syntax or issue.severity == "error" or (issue.code or "").startswith(FAILS)
         out.append(
             ReviewFinding(
-                severity=Severity.ERROR if syntax else Severity.WARNING,
+                severity=Severity.ERROR if error else Severity.WARNING,
                 file=issue.file,
                 line=issue.line,
                 category="syntax" if syntax else "lint",

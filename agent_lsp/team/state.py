@@ -53,7 +53,7 @@ class StepStatus(StrEnum):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-    REPLACED = "replaced"  # a stale write: planned again as other steps
+    REPLACED = "replaced"  # a stale write, or undone: planned again as other steps
 
 
 class Step(BaseModel):
@@ -71,6 +71,8 @@ class Step(BaseModel):
     note: str = ""  # why it runs again (a stale write, a failing suite)
     stale: bool = False  # a write was refused as stale: the planner plans it again
     tests_failed: bool = False  # a tester's tests failed: planned again from its root cause
+    undone: bool = False  # its edits were undone (backtracking): `note` says why
+    diffs: list[str] = Field(default_factory=list[str])  # each write's diff, before it landed
 
 
 class RoleUsage(BaseModel):
@@ -99,6 +101,9 @@ class TeamState(BaseModel):
     replans: int = 0  # times steps were planned again after a stale write
     plan_reviews: int = 0  # plan reviews so far (one after every 5 finished steps)
     test_replans: int = 0  # times steps were planned again after a tester's failing tests
+    undone_steps: int = 0  # finished steps whose edits were undone (backtracking)
+    undo_allowed: int = 3  # undone steps allowed before the user is asked (the user: more)
+    backtrack: str = ""  # the planner's answer going back, until its undo is done (resume)
     usage: dict[str, RoleUsage] = Field(default_factory=dict[str, RoleUsage])
     history: list[str] = Field(default_factory=list[str])  # "PLANNING→EXECUTING", in order
     reason: str = ""  # why the task failed

@@ -131,6 +131,7 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
         "team.budgetTokens",
         "team.budgetSeconds",
         "team.progress",
+        "team.shares",
     }
     assert user_only | window == {k.removeprefix("agentLsp.") for k in properties}
     manifest = _manifest()["contributes"]["configuration"]["properties"]

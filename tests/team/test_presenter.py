@@ -67,6 +67,7 @@ async def test_terse_progress_is_the_milestones_naming_role_and_step(
         "team: EXECUTING",
         "team: retriever s1 completed (45 tokens); so far commander 35, planner 120, "
         "retriever 45 tokens",
+        "editor s1: notes.txt +1 \u22121",  # the write's preview, one line
         "team: editor s1 completed (210 tokens); so far commander 35, planner 120, "
         "retriever 45, editor 210 tokens",
         "team: VERIFYING",
