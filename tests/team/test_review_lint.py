@@ -5,7 +5,11 @@ planner gets, even when the reviewer model answers `[]`."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
+
+import pytest
 
 from agent_lsp.messages import TaskStatus
 from agent_lsp.team import Orchestrator, Phase
@@ -33,8 +37,10 @@ BROKEN = "def total(xs):\n    return sum(xs) + offset\n"
 
 
 async def test_the_linters_error_is_a_finding_though_the_model_answers_nothing(
-    tmp_path: Path, fake_openai: FakeOpenAIServer
+    tmp_path: Path, fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # ruff comes with the dev install, beside this interpreter (not on PATH in a bare venv)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     which_or_skip("ruff")
     root = tmp_path / "calc"
     root.mkdir()
