@@ -21,6 +21,7 @@ IGNORED = (
     "checkpoints/",
     "state/task/",
     "state/session/",
+    "state/team/",
     "memory/index.sqlite*",
     "proposals/",
     "cache/",

@@ -4,11 +4,13 @@ task found again, an unreadable checkpoint a clear error and never offered."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.memory.layout import Layout
 from agent_lsp.team.state import Phase, Step, TeamStore
 
 
@@ -42,3 +44,19 @@ def test_an_unreadable_checkpoint_is_a_clear_error_and_skipped(tmp_path: Path) -
         store.load(broken.stem)
     assert store.pending() == older
     assert broken.read_text() == "{not json"  # nothing lost
+
+
+def test_a_team_checkpoint_stays_out_of_git(tmp_path: Path) -> None:
+    """Checkpoints are the user's machine's state, never shared: a repository that shipped one
+    would have it offered as "Resume team task …?" in every clone."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    Layout(tmp_path).mount()
+    store = TeamStore(tmp_path)
+    store.move(store.new("add X"), Phase.PLANNING)
+    status = subprocess.run(
+        ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout.splitlines() == ["?? .agent-lsp/.gitignore"]
