@@ -28,8 +28,6 @@ from tests.team.conftest import (
     TASK,
     TWO_STEPS,
     edit_step,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
@@ -69,8 +67,6 @@ async def test_a_two_module_feature_over_two_workers(
 ) -> None:
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
-    fake_openai.script_for(locate_marker("s1"), locate_reply(("area.py", 1, 2, "the stub")))
-    fake_openai.script_for(locate_marker("s2"), locate_reply(("perimeter.py", 1, 2, "the stub")))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
         step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
@@ -93,12 +89,11 @@ async def test_a_two_module_feature_over_two_workers(
     assert {k: v.total for k, v in outcome.usage.items()} == {
         "commander": 35,
         "planner": 120,
-        "retriever": 90,
         "editor": 2 * (60 + 70 + 80),
         "reviewer": 90,
     }
     assert (
-        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
+        "tokens by role: commander 35, planner 120, editor 420, reviewer 90 tokens"
         in outcome.summary
     )
     # routing: each worker's request held its own step and nothing of the other's or the task
@@ -108,7 +103,12 @@ async def test_a_two_module_feature_over_two_workers(
     )
     assert len(s1) == 3 and len(s2) == 3
     assert "implement square_area" in first_user(s1[0])
-    assert "### area.py lines 1-2: the stub\n   1| def square_area(side):" in first_user(s1[0])
+    # small step files: no retriever call, the editor has their numbered lines whole
+    assert requests_of(fake_openai, "[team role: retriever]") == []
+    assert (
+        "### area.py lines 1-2: the whole file\n   1| def square_area(side):\n"
+        "   2|     raise NotImplementedError"
+    ) in first_user(s1[0])
     for request in s1:
         text = first_user(request)
         assert "square_perimeter" not in text and "perimeter.py" not in text and TASK not in text

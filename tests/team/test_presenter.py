@@ -14,8 +14,6 @@ from tests.team.conftest import (
     COMMANDER,
     PLANNER,
     REVIEWER,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
@@ -29,7 +27,6 @@ NOTES = "mark the notes done"
 def script(fake: FakeOpenAIServer) -> None:
     edit = {"path": "notes.txt", "old_text": "todo\n", "new_text": "done\n"}
     fake.script_for(COMMANDER, record_reply(goal=NOTES, modules=["notes.txt"]))
-    fake.script_for(locate_marker("s1"), locate_reply(("notes.txt", 1, 1, "the note")))
     fake.script_for(PLANNER, plan_reply({"id": "s1", "goal": NOTES, "files": ["notes.txt"]}))
     fake.script_for(
         step_marker("s1"),
@@ -65,14 +62,12 @@ async def test_terse_progress_is_the_milestones_naming_role_and_step(
         "team: planner completed (120 tokens); so far commander 35, planner 120 tokens",
         f"team: plan: s1 {NOTES}",
         "team: EXECUTING",
-        "team: retriever s1 completed (45 tokens); so far commander 35, planner 120, "
-        "retriever 45 tokens",
         "team: editor s1 completed (210 tokens); so far commander 35, planner 120, "
-        "retriever 45, editor 210 tokens",
+        "editor 210 tokens",
         "team: VERIFYING",
         "team: REVIEWING (no test runner found: not verified)",
-        "team: reviewer completed (90 tokens); so far commander 35, planner 120, retriever 45, "
-        "editor 210, reviewer 90 tokens",
+        "team: reviewer completed (90 tokens); so far commander 35, planner 120, editor 210, "
+        "reviewer 90 tokens",
         "team: DONE",
     ]
 
