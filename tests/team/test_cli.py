@@ -28,29 +28,14 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
+from tests.team.helpers import count, script_feature
 from tests.test_cli import agent_lsp
-
-
-def first_user(request: dict[str, Any]) -> str:
-    return next(m["content"] for m in request["messages"] if m["role"] == "user")
-
-
-def count(fake: FakeOpenAIServer, marker: str) -> int:
-    return sum(marker in first_user(r) for r in fake.requests)
 
 
 def team_state(root: Path) -> dict[str, Any] | None:
     folder = root / ".agent-lsp" / "state" / "team"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     return json.loads(files[-1].read_text()) if files else None
-
-
-def script_feature(fake: FakeOpenAIServer) -> None:
-    fake.script_for(COMMANDER, record_reply())
-    fake.script_for(PLANNER, plan_reply(*TWO_STEPS))
-    fake.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
-    fake.script_for(step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done"))
-    fake.script_for(REVIEWER, review([]))
 
 
 def test_run_team_does_a_two_module_feature_and_exits_zero(

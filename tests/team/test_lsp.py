@@ -10,7 +10,7 @@ from lsprotocol import types as t
 from tests.e2e.editor_client import editor_session
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import AREA, PERIMETER, TASK
-from tests.team.test_cli import script_feature
+from tests.team.helpers import script_feature
 
 
 async def test_run_task_with_team_true_runs_the_team_in_the_editor(

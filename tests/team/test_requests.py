@@ -27,8 +27,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of, tool_names
+from tests.team.helpers import first_user, requests_of, run_team, tool_names
 
 HELPERS = "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(150))
 BIG_AREA = "def square_area(side):\n" + STUB_BODY + HELPERS  # 600 lines: located, not given

@@ -23,8 +23,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of, tool_names
+from tests.team.helpers import first_user, requests_of, run_team, tool_names
 
 OUTSIDE = "SENTINEL_OUTSIDE_THE_RANGES = 1"
 HELPERS = "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(120))  # a big file

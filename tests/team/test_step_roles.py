@@ -23,8 +23,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of, tool_names
+from tests.team.helpers import first_user, requests_of, run_team, tool_names
 
 WRONG_TEST = "from area import square_area\n\n\ndef test_two():\n    assert square_area(2) == 5\n"
 RIGHT_TEST = WRONG_TEST.replace("== 5", "== 4")
