@@ -10,13 +10,14 @@ pytest.
 * single agent (`Session.run_task`): one turn reads every module (parallel tool calls), one
   edits them all, one runs the tests, then it answers: 4 model calls;
 * team (`Orchestrator`): the commander writes the task record (1 call), the planner plans one
-  step per module (1 call), for each step the retriever locates the stub (1 call) and the
-  editor edits those lines (given in its first message) and answers (2 calls), the reviewer
-  answers [] (1 call); the team runs the full suite itself.
+  step per module (1 call), for each step the editor edits the module (small: its numbered
+  lines are in the editor's first message, no retriever call) and answers (2 calls), the
+  reviewer answers [] (1 call); the team runs the full suite itself.
 
 Prompt tokens are counted the same way on both sides from what each request carried: 4
 characters per token over the messages and the tool schemas (the fake reports that as the
-usage, so the team's own per-role totals agree). Wall time: from the start of the task to its
+usage, so the team's own per-role totals agree), and split per role into the system prompt,
+the tool schemas, the first user message (the context) and the history replayed after it. Wall time: from the start of the task to its
 outcome, and of EXECUTING alone (the workers; the full suite run after it is the same for
 both), team with `workers=1` and `workers=2`, alternating, `--rounds` each, median.
 
@@ -59,6 +60,23 @@ ROLES = ("commander", "planner", "retriever", "editor", "reviewer")
 
 def tokens_of(request: Json) -> int:
     return len(json.dumps(request.get("messages", [])) + json.dumps(request.get("tools", []))) // 4
+
+
+PARTS = ("system", "tools", "context", "history")
+
+
+def breakdown(request: Json) -> dict[str, int]:
+    """A request's prompt tokens by part: the system prompt, the tool schemas, the first user
+    message (the role's instructions and its context) and the history replayed after it."""
+    messages = request.get("messages", [])
+    system = [m for m in messages if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    return {
+        "system": len(json.dumps(system)) // 4,
+        "tools": len(json.dumps(request.get("tools", []))) // 4,
+        "context": len(json.dumps(rest[:1])) // 4,
+        "history": len(json.dumps(rest[1:])) // 4,
+    }
 
 
 def first_user(request: Json) -> str:
@@ -133,12 +151,7 @@ def script_team(fake: FakeOpenAIServer, modules: int, wrap: Scripted) -> None:
     fake.script_for("[team role: planner]", wrap(Reply(plan)))
     for i in range(modules):
         edit = {"path": f"m{i}.py", "old_text": STUB, "new_text": body(i)}
-        where = [{"path": f"m{i}.py", "start_line": 1, "end_line": 2, "summary": "the stub"}]
-        fake.script_for(  # the retriever locates the stub: the editor gets those lines
-            f"## The step to find the code for\ns{i}:",
-            wrap(Reply("```json\n" + json.dumps(where) + "\n```")),
-        )
-        fake.script_for(  # the located lines are in the first message: no read_file turn
+        fake.script_for(  # the module's lines are in the first message: no read_file turn
             f"## Your step\ns{i}:",
             wrap(Reply(tool_calls=[ToolCall("edit_file", edit)])),
             wrap(Reply(f"f{i} implemented")),
@@ -203,6 +216,11 @@ async def run_once(mode: str, modules: int, latency: float, workdir: Path) -> Js
         per_role[role] = per_role.get(role, 0) + tokens_of(request)
         calls[role] = calls.get(role, 0) + 1
     first = {role_of(r): tokens_of(r) for r in reversed(requests)}  # each role's first request
+    parts: dict[str, dict[str, int]] = {}
+    for request in requests:
+        into = parts.setdefault(role_of(request), dict.fromkeys(PARTS, 0))
+        for part, n in breakdown(request).items():
+            into[part] += n
     return {
         "mode": mode,
         "status": status,
@@ -213,6 +231,7 @@ async def run_once(mode: str, modules: int, latency: float, workdir: Path) -> Js
         "total_prompt_tokens": sum(per_role.values()),
         "calls": calls,
         "first_request_tokens": first,
+        "parts": parts,
         "summary": summary[:300],
     }
 
@@ -274,6 +293,17 @@ def report(result: Json) -> str:
         f"team / single prompt tokens: {result['team_vs_single_prompt_tokens']}x",
         f"first request of each role: {team['first_request_tokens']}; single agent's: "
         f"{single['first_request_tokens']}",
+        "",
+        "| role | calls | system | tools | context | history |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {role} | {calls} | "
+            + " | ".join(f"{run['parts'][role][p]:,}" for p in PARTS)
+            + " |"
+            for run in (single, team)
+            for role, calls in run["calls"].items()
+        ),
+        "",
         f"wall time, median of {result['rounds']}: "
         f"1 worker {result['wall_median_s']['team-1']:.2f} s, "
         f"2 workers {result['wall_median_s']['team-2']:.2f} s: {result['wall_2_vs_1']}x",

@@ -93,6 +93,7 @@ class Agent:
         self.channel = channel
         self.verifier = verifier
         self.profile = profile
+        self.system_template: str | None = None  # its own system prompt (a team role's)
         self.limits = limits
         self.guard = LoopGuard()
         self.usage = Usage()
@@ -110,7 +111,7 @@ class Agent:
             await self._emit(EventKind.STARTED, f"started: {task.title()}")
             context = await self.hooks.context("start")
             self.messages = build_messages(
-                task, self.workspace, self.profile, self.repo_map, context
+                task, self.workspace, self.profile, self.repo_map, context, self.system_template
             )
         else:
             step = resume.step
@@ -120,7 +121,11 @@ class Agent:
             self.workspace.changed_files = list(resume.changed_files)
             context = await self.hooks.context("resume" if resume.hint is None else "continue")
             self.messages = with_context(
-                list(resume.messages), self.workspace.root, self.profile, context
+                list(resume.messages),
+                self.workspace.root,
+                self.profile,
+                context,
+                self.system_template,
             )
             await self._add_hint(resume.hint, step)
         await self._checkpoint(step)
@@ -234,7 +239,8 @@ class Agent:
         await self.hooks.compacted(step, masked, summarised)
         context = await self.hooks.context("compaction")
         if context:
-            self.messages = with_context(self.messages, self.workspace.root, self.profile, context)
+            root, template = self.workspace.root, self.system_template
+            self.messages = with_context(self.messages, root, self.profile, context, template)
         rebuilt = "; starting context rebuilt" if context else ""
         what = f"{masked} old outputs masked"
         if summarised:

@@ -47,27 +47,39 @@ def with_notes(profile: str, notes: str) -> str:
     return f"{profile}\n\n{NOTES_HEADING}\n{notes.strip()}" if notes.strip() else profile
 
 
-def system_prompt(root: object, profile: str, context: str = "") -> str:
+def system_prompt(
+    root: object, profile: str, context: str = "", template: str | None = None
+) -> str:
     """The system prompt; `context`, the starting context rebuilt from .agent-lsp/ state, goes
-    first (an agent reads state at the top; placed last it was ignored half the time)."""
-    text = SYSTEM_PROMPT.format(root=root, profile=profile, task_file=TASK_FILE)
+    first (an agent reads state at the top; placed last it was ignored half the time);
+    `template` (with `{root}` and `{profile}`), an agent's own instead of `SYSTEM_PROMPT`."""
+    text = (template or SYSTEM_PROMPT).format(root=root, profile=profile, task_file=TASK_FILE)
     return f"{state_block(context)}\n{text}" if context.strip() else text
 
 
 def with_context(
-    messages: list[ChatMessage], root: object, profile: str, context: str
+    messages: list[ChatMessage],
+    root: object,
+    profile: str,
+    context: str,
+    template: str | None = None,
 ) -> list[ChatMessage]:
     """The conversation with its system prompt rebuilt around a fresh starting context."""
-    system = ChatMessage(role="system", content=system_prompt(root, profile, context))
+    system = ChatMessage(role="system", content=system_prompt(root, profile, context, template))
     if messages and messages[0].role == "system":
         return [system, *messages[1:]]
     return [system, *messages]
 
 
 def build_messages(
-    task: Task, workspace: Workspace, profile: str, repo_map: str = "", context: str = ""
+    task: Task,
+    workspace: Workspace,
+    profile: str,
+    repo_map: str = "",
+    context: str = "",
+    template: str | None = None,
 ) -> list[ChatMessage]:
-    system = system_prompt(workspace.root, profile, context)
+    system = system_prompt(workspace.root, profile, context, template)
     text = _task_text(task, workspace)
     if repo_map:
         text += f"\n\nProject map (definitions by file; find_symbol for more):\n{repo_map}"

@@ -3,7 +3,8 @@
 orchestrator reads those lines itself (the editor's buffer, else the disk) and hands the editor
 the real lines, numbered, never a whole file. A location outside its file, or one the
 editor's own read_file would not show without asking (a secret file, a denied path), is dropped
-with a note."""
+with a note. A step whose files are all small skips the retriever: the editor gets those files'
+numbered lines whole (one retriever call costs more tokens than such files' lines)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from agent_lsp.team.state import Step
 
 MAX_LINES = 150  # lines of one location handed to the editor
 MAX_LOCATIONS = 8
+SMALL_CHARS = 3_000  # a step file this small (and of at most MAX_LINES) is given whole
+SMALL_TOTAL = 6_000  # all the step's files, given whole without the retriever
+WHOLE = "the whole file"
 
 
 class Location(BaseModel):
@@ -39,7 +43,7 @@ def snippets(runner: RoleRunner, locations: list[Location]) -> tuple[list[str], 
     """The numbered lines of each location, and a note for each location dropped. The lines
     are read as the editor's own read_file would read them: through the workspace's path
     guard, so a secret file, a denied path or a link out of the project is never shown."""
-    workspace = Workspace(runner.host.root, runner.channel, runner.host.gate(runner.channel))
+    workspace = _workspace(runner)
     shown: list[str] = []
     dropped: list[str] = []
     for loc in locations[:MAX_LOCATIONS]:
@@ -76,8 +80,52 @@ def snippets(runner: RoleRunner, locations: list[Location]) -> tuple[list[str], 
     return shown, dropped
 
 
+def small_files(runner: RoleRunner, files: list[str]) -> tuple[list[Location], list[str]] | None:
+    """Each of the step's files as one whole-file location, and a note for each empty one,
+    when all of them are small (a retriever's call would cost more than their lines); None
+    when one is big or none is there yet (the retriever looks for the code). A file not there
+    is left out (a new file); one the editor may not read is handed on for `snippets` to drop
+    with its note."""
+    workspace = _workspace(runner)
+    whole: list[Location] = []
+    empty: list[str] = []
+    total = 0
+    for rel in files:
+        try:
+            res = workspace.describe(rel, "read_file")
+            if res.secret or workspace.hidden(res.path, "read_file"):
+                whole.append(Location(path=rel, start_line=1, end_line=1))  # dropped, noted
+                continue
+            if res.path not in runner.channel.buffers() and not res.path.is_file():
+                continue  # not there yet: the step creates it
+            if res.path.is_file() and res.path.stat().st_size > 4 * SMALL_CHARS:
+                return None  # big on disk: not read here
+            text = workspace.read_text(res.path)
+        except (AgentLspError, OSError, ValueError):
+            whole.append(Location(path=rel, start_line=1, end_line=1))  # dropped, noted
+            continue
+        lines = len(text.splitlines())
+        total += len(text)
+        if len(text) > SMALL_CHARS or lines > MAX_LINES or total > SMALL_TOTAL:
+            return None
+        if lines:
+            whole.append(Location(path=rel, start_line=1, end_line=lines, summary=WHOLE))
+        else:
+            empty.append(f"{rel} is empty")
+    return (whole, empty) if whole or empty else None
+
+
+def _workspace(runner: RoleRunner) -> Workspace:
+    """The files as the editor's own read_file reads them: its buffers, its path guard."""
+    return Workspace(runner.host.root, runner.channel, runner.host.gate(runner.channel))
+
+
 async def retrieve(runner: RoleRunner, step: Step, parts: int) -> str:
-    """The editor's `snippets` section for `step` (or why there is none)."""
+    """The editor's `snippets` section for `step` (or why there is none): the located lines,
+    or, when the step's files are small, those files' lines without a retriever call."""
+    if (small := small_files(runner, step.files)) is not None:
+        shown, dropped = snippets(runner, small[0])
+        return "\n\n".join(shown + [f"({note})" for note in dropped + small[1]])
     offered = {"locate": f"{step.id}: {step.goal}", "step_files": "\n".join(step.files)}
     outcome, _ = await runner.run(RETRIEVER, offered, f"retriever {step.id}", parts)
     if outcome.status is not TaskStatus.COMPLETED:

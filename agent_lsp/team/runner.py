@@ -1,5 +1,6 @@
-"""Runs one role: the session's `Agent` with the role's tools, its routed first message, its
-part of the budget, and a `RoleChannel`; the usage is summed into the task's totals."""
+"""Runs one role: the session's `Agent` with the role's tools (the only schemas its requests
+carry), the role's own short system prompt, its routed first message, its part of the budget,
+and a `RoleChannel`; the usage is summed into the task's totals."""
 
 from __future__ import annotations
 
@@ -60,13 +61,15 @@ class RoleRunner:
         if "step_text" in role.keys and offered.get("step_files"):  # saves a read_file call
             text = step_texts(agent.workspace, offered["step_files"].splitlines())
             offered = {**offered, "step_text": text}
-        box = agent.toolbox
+        box = agent.toolbox  # the role's tools only: the schemas of no other reach the model
         agent.toolbox = ToolBox(
             [tool for name, tool in box.tools.items() if name in role.tools],
             timeout=box.timeout,
             slow_timeout=box.slow_timeout,
             keeper=box.keeper,
+            notes=box.notes,
         )
+        agent.system_template = role.system  # not the single agent's system prompt
         agent.verifier = None  # the team verifies the merged result, in VERIFYING
         reserved = self.budget.reserve(role.name, parts)
         agent.limits = replace(agent.limits, max_tokens=reserved)

@@ -33,7 +33,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import first_user, make_session, requests_of
+from tests.team.helpers import first_user, make_session, requests_of
 
 CAUSE = "square_area adds the side to itself in area.py (step s1); it must multiply"
 UNDO_FURTHER, KEEP = "Undo further and re-plan", "Keep and stop"

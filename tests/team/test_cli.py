@@ -23,38 +23,19 @@ from tests.team.conftest import (
     TASK,
     TWO_STEPS,
     edit_step,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
+from tests.team.helpers import count, script_feature
 from tests.test_cli import agent_lsp
-
-
-def first_user(request: dict[str, Any]) -> str:
-    return next(m["content"] for m in request["messages"] if m["role"] == "user")
-
-
-def count(fake: FakeOpenAIServer, marker: str) -> int:
-    return sum(marker in first_user(r) for r in fake.requests)
 
 
 def team_state(root: Path) -> dict[str, Any] | None:
     folder = root / ".agent-lsp" / "state" / "team"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     return json.loads(files[-1].read_text()) if files else None
-
-
-def script_feature(fake: FakeOpenAIServer) -> None:
-    fake.script_for(COMMANDER, record_reply())
-    fake.script_for(PLANNER, plan_reply(*TWO_STEPS))
-    fake.script_for(locate_marker("s1"), locate_reply(("area.py", 1, 2, "the stub")))
-    fake.script_for(locate_marker("s2"), locate_reply(("perimeter.py", 1, 2, "the stub")))
-    fake.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
-    fake.script_for(step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done"))
-    fake.script_for(REVIEWER, review([]))
 
 
 def test_run_team_does_a_two_module_feature_and_exits_zero(
@@ -66,8 +47,7 @@ def test_run_team_does_a_two_module_feature_and_exits_zero(
     assert "■ team completed: done: 2 steps (s1, s2); full suite: 2 passed" in done.stdout
     assert "  s1 [done] implement square_area" in done.stdout
     assert (
-        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
-        in done.stdout
+        "tokens by role: commander 35, planner 120, editor 420, reviewer 90 tokens" in done.stdout
     )
     assert "team: editor s2 completed (210 tokens)" in done.stdout  # names role and step
     assert (

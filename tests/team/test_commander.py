@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 
 from agent_lsp.messages import TaskStatus
-from agent_lsp.team import Orchestrator, Phase, TeamStore
+from agent_lsp.team import Phase, TeamStore
 from agent_lsp.team.record import TaskRecord, TaskType
-from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.team.conftest import COMMANDER, PLANNER, TASK, plan_reply, record_reply
-from tests.team.test_orchestrator import first_user, make_session, requests_of
+from tests.team.helpers import first_user, requests_of, run_team
 
 README_HEAD = "# shapes\n\nSquares, measured. Run the tests with `pytest`.\n"
 README_TAIL = "A LINE FAR DOWN THE README"
@@ -25,14 +24,6 @@ def disk(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".agent-lsp" not in p.parts and ".pytest_cache" not in p.parts
     }
-
-
-async def run_team(root: Path, fake: FakeOpenAIServer, instruction: str = TASK):
-    session = make_session(root, fake.base_url)
-    try:
-        return await Orchestrator(session, RecordingChannel()).run(instruction)
-    finally:
-        await session.aclose()
 
 
 async def test_the_record_is_built_from_the_task_readme_head_and_config_files(
@@ -125,11 +116,7 @@ async def test_a_task_resumed_in_planning_keeps_its_record(
     state.record = TaskRecord(type=TaskType.REFACTOR, goal="split the shapes module")
     store.save(state)
     fake_openai.script_for(PLANNER, plan_reply())  # an empty plan fails the task: enough
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).resume()
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai, resume=True)
     assert [first_user(r).splitlines()[0] for r in fake_openai.requests] == [PLANNER]
     assert "goal: split the shapes module" in first_user(fake_openai.requests[0])
     assert outcome.summary.startswith("failed in PLANNING: the plan has no steps")

@@ -8,11 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.config.schema import PermissionLevel, Settings
+from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.messages import TaskStatus
-from agent_lsp.models.openai_compat import OpenAICompatModel
-from agent_lsp.session import Session
-from agent_lsp.team import Orchestrator, Phase, TeamStore
+from agent_lsp.team import Phase, TeamStore
 from agent_lsp.team.orchestrator import TeamOptions
 from agent_lsp.team.state import Step, StepStatus
 from tests.fakes.channel import RecordingChannel
@@ -28,40 +26,12 @@ from tests.team.conftest import (
     TASK,
     TWO_STEPS,
     edit_step,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
-
-
-def make_session(root: Path, base_url: str, timeout: float = 20) -> Session:
-    settings = Settings.model_validate(
-        {
-            "model": {
-                "baseUrl": base_url,
-                "name": "fake-model",
-                "apiKey": "test-key",
-                "maxRetries": 0,
-                "timeout": timeout,
-            },
-        }
-    )
-    return Session(root, settings, OpenAICompatModel(settings.model))
-
-
-def first_user(request: dict[str, Any]) -> str:
-    return next(m["content"] for m in request["messages"] if m["role"] == "user")
-
-
-def requests_of(fake: FakeOpenAIServer, marker: str) -> list[dict[str, Any]]:
-    return [r for r in fake.requests if marker in first_user(r)]
-
-
-def tool_names(request: dict[str, Any]) -> set[str]:
-    return {t["function"]["name"] for t in request.get("tools", [])}
+from tests.team.helpers import first_user, make_session, requests_of, run_team, tool_names
 
 
 async def test_a_two_module_feature_over_two_workers(
@@ -69,19 +39,13 @@ async def test_a_two_module_feature_over_two_workers(
 ) -> None:
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
-    fake_openai.script_for(locate_marker("s1"), locate_reply(("area.py", 1, 2, "the stub")))
-    fake_openai.script_for(locate_marker("s2"), locate_reply(("perimeter.py", 1, 2, "the stub")))
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
     fake_openai.script_for(
         step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
     )
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(shapes, fake_openai.base_url)
     channel = RecordingChannel()
-    try:
-        outcome = await Orchestrator(session, channel, TeamOptions(workers=2)).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai, options=TeamOptions(workers=2), channel=channel)
 
     assert outcome.phase is Phase.DONE and outcome.status is TaskStatus.COMPLETED, outcome.summary
     assert outcome.verified
@@ -93,12 +57,11 @@ async def test_a_two_module_feature_over_two_workers(
     assert {k: v.total for k, v in outcome.usage.items()} == {
         "commander": 35,
         "planner": 120,
-        "retriever": 90,
         "editor": 2 * (60 + 70 + 80),
         "reviewer": 90,
     }
     assert (
-        "tokens by role: commander 35, planner 120, retriever 90, editor 420, reviewer 90 tokens"
+        "tokens by role: commander 35, planner 120, editor 420, reviewer 90 tokens"
         in outcome.summary
     )
     # routing: each worker's request held its own step and nothing of the other's or the task
@@ -108,7 +71,12 @@ async def test_a_two_module_feature_over_two_workers(
     )
     assert len(s1) == 3 and len(s2) == 3
     assert "implement square_area" in first_user(s1[0])
-    assert "### area.py lines 1-2: the stub\n   1| def square_area(side):" in first_user(s1[0])
+    # small step files: no retriever call, the editor has their numbered lines whole
+    assert requests_of(fake_openai, "[team role: retriever]") == []
+    assert (
+        "### area.py lines 1-2: the whole file\n   1| def square_area(side):\n"
+        "   2|     raise NotImplementedError"
+    ) in first_user(s1[0])
     for request in s1:
         text = first_user(request)
         assert "square_perimeter" not in text and "perimeter.py" not in text and TASK not in text
@@ -161,12 +129,8 @@ async def test_a_runaway_editor_is_stopped_by_its_share_of_the_budget(
     # the editor lists the files forever, each call costing 1000 tokens
     runaway = Reply(tool_calls=[ToolCall("list_files", {})], usage=(900, 100))
     fake_openai.script_for(step_marker("s1"), *[runaway] * 40)
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        options = TeamOptions(tokens=5000)  # editor share: 40% = 2000 tokens
-        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
-    finally:
-        await session.aclose()
+    options = TeamOptions(tokens=5000)  # editor share: 40% = 2000 tokens
+    outcome = await run_team(shapes, fake_openai, options=options)
     assert outcome.phase is Phase.FAILED
     assert "step failed: s1: token budget (2000 of 2000 tokens) used up" in outcome.summary
     assert outcome.usage["editor"].total == 2000
@@ -196,12 +160,8 @@ async def test_a_finding_goes_to_the_planner_and_the_round_limit_ends_it(
     )
     fake_openai.script_for(REVIEWER, review([finding]), review([finding]))
     fake_openai.script_for(step_marker("r1"), Reply("added nothing, sorry", usage=(10, 5)))
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        options = TeamOptions(review_rounds=1)
-        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
-    finally:
-        await session.aclose()
+    options = TeamOptions(review_rounds=1)
+    outcome = await run_team(shapes, fake_openai, options=options)
     told = "warning area.py:1 [style] square_area has no docstring — add one"
     assert outcome.phase is Phase.FAILED
     assert f"review round limit (1) reached; open: {told}" in outcome.summary
@@ -257,11 +217,7 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         *edit_step("perimeter.py", PERIMETER_BODY, "documented, perimeter done"),
     )
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel(), TeamOptions(workers=2)).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai, options=TeamOptions(workers=2))
 
     assert outcome.phase is Phase.DONE, outcome.summary
     assert area.read_text() == 'def square_area(side):\n    """The area of a square."""\n' + (
@@ -302,12 +258,13 @@ async def test_a_worker_past_the_time_budget_is_stopped(
         PLANNER, plan_reply({"id": "s1", "goal": "implement square_area", "files": ["area.py"]})
     )
     fake_openai.script_for(step_marker("s1"), Hang(120))  # a model that never answers
-    session = make_session(shapes, fake_openai.base_url, timeout=300)
-    try:
-        options = TeamOptions(seconds=10)
-        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
-    finally:
-        await session.aclose()
+    options = TeamOptions(seconds=10)
+    outcome = await run_team(
+        shapes,
+        fake_openai,
+        options=options,
+        session=make_session(shapes, fake_openai.base_url, timeout=300),
+    )
     assert outcome.phase is Phase.FAILED
     assert "step failed: s1: the task's time budget is used up" in outcome.summary
     assert (shapes / "area.py").read_text().endswith("raise NotImplementedError\n")
@@ -318,11 +275,7 @@ async def test_a_plan_that_is_not_json_fails_the_task_with_the_reason(
 ) -> None:
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, Reply("First I would look at area.py, then think."))
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai)
     assert outcome.phase is Phase.FAILED
     assert outcome.summary.startswith(
         "failed in PLANNING: the plan is not JSON (Expecting value): First I would look"
@@ -344,11 +297,7 @@ async def test_a_failing_suite_becomes_a_step_with_the_failures(
         step_marker("v1"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
     )
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai)
     assert outcome.phase is Phase.DONE, outcome.summary
     assert outcome.verified and "full suite: 2 passed" in outcome.summary
     assert [(s.id, s.status.value) for s in outcome.steps] == [("s1", "done"), ("v1", "done")]
@@ -374,10 +323,7 @@ async def test_resumed_in_verifying_at_level_l0_the_suite_is_not_run_and_said_so
     session.update_settings(
         session.settings.model_copy(update={"permission_level": PermissionLevel.L0})
     )
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).resume()
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai, session=session, resume=True)
     assert outcome.phase is Phase.DONE and not outcome.verified
     assert "the tests were not run" in outcome.summary
     assert not (shapes / ".pytest_cache").exists()

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_lsp.team import Orchestrator, Phase
+from agent_lsp.team import Phase
 from agent_lsp.team.orchestrator import TeamOptions
-from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import (
     AREA,
@@ -16,13 +15,12 @@ from tests.team.conftest import (
     PERIMETER,
     PLANNER,
     REVIEWER,
-    TASK,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import first_user, make_session, requests_of
+from tests.team.helpers import first_user, requests_of, run_team
 from tests.team.test_step_roles import run
 
 
@@ -46,12 +44,8 @@ async def test_after_five_steps_the_planner_revises_the_pending_steps(
         fake_openai.script_for(step_marker(f"s{n}"), *run("ls area.py", f"listed {n}"))
     fake_openai.script_for(step_marker("s8"), *run("ls perimeter.py", "listed the perimeter"))
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(shapes, fake_openai.base_url)
-    try:
-        options = TeamOptions(workers=1)
-        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
-    finally:
-        await session.aclose()
+    options = TeamOptions(workers=1)
+    outcome = await run_team(shapes, fake_openai, options=options)
 
     assert outcome.phase is Phase.DONE, outcome.summary
     assert [(s.id, s.status.value) for s in outcome.steps] == [

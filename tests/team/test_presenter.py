@@ -6,36 +6,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_lsp.team import Orchestrator, Phase
+from agent_lsp.team import Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from tests.fakes.channel import RecordingChannel
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import (
     COMMANDER,
     PLANNER,
     REVIEWER,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import make_session
+from tests.team.helpers import edit_replies, run_team
 
 NOTES = "mark the notes done"
 
 
 def script(fake: FakeOpenAIServer) -> None:
-    edit = {"path": "notes.txt", "old_text": "todo\n", "new_text": "done\n"}
     fake.script_for(COMMANDER, record_reply(goal=NOTES, modules=["notes.txt"]))
-    fake.script_for(locate_marker("s1"), locate_reply(("notes.txt", 1, 1, "the note")))
     fake.script_for(PLANNER, plan_reply({"id": "s1", "goal": NOTES, "files": ["notes.txt"]}))
     fake.script_for(
         step_marker("s1"),
-        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})], usage=(50, 10)),
-        Reply(tool_calls=[ToolCall("edit_file", edit)], usage=(60, 10)),
-        Reply("marked", usage=(70, 10)),
+        *edit_replies("notes.txt", "todo\n", "done\n", "marked", usage=True),
     )
     fake.script_for(REVIEWER, review([]))
 
@@ -43,11 +37,9 @@ def script(fake: FakeOpenAIServer) -> None:
 async def run(root: Path, fake: FakeOpenAIServer, verbose: bool) -> list[str]:
     script(fake)
     channel = RecordingChannel()
-    session = make_session(root, fake.base_url)
-    try:
-        outcome = await Orchestrator(session, channel, TeamOptions(verbose=verbose)).run(NOTES)
-    finally:
-        await session.aclose()
+    outcome = await run_team(
+        root, fake, NOTES, options=TeamOptions(verbose=verbose), channel=channel
+    )
     assert outcome.phase is Phase.DONE, outcome.summary
     return [e.message for e in channel.events]
 
@@ -65,15 +57,13 @@ async def test_terse_progress_is_the_milestones_naming_role_and_step(
         "team: planner completed (120 tokens); so far commander 35, planner 120 tokens",
         f"team: plan: s1 {NOTES}",
         "team: EXECUTING",
-        "team: retriever s1 completed (45 tokens); so far commander 35, planner 120, "
-        "retriever 45 tokens",
         "editor s1: notes.txt +1 \u22121",  # the write's preview, one line
         "team: editor s1 completed (210 tokens); so far commander 35, planner 120, "
-        "retriever 45, editor 210 tokens",
+        "editor 210 tokens",
         "team: VERIFYING",
         "team: REVIEWING (no test runner found: not verified)",
-        "team: reviewer completed (90 tokens); so far commander 35, planner 120, retriever 45, "
-        "editor 210, reviewer 90 tokens",
+        "team: reviewer completed (90 tokens); so far commander 35, planner 120, editor 210, "
+        "reviewer 90 tokens",
         "team: DONE",
     ]
 

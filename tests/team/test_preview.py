@@ -15,8 +15,7 @@ from tests.e2e.editor_client import editor_session
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import AREA, AREA_STUB, PERIMETER_STUB, TASK
-from tests.team.test_cli import script_feature
-from tests.team.test_orchestrator import make_session
+from tests.team.helpers import make_session, script_feature
 
 AREA_DIFF = (
     "--- a/area.py\n"

@@ -1,7 +1,7 @@
-"""The retriever locates, the orchestrator reads those lines itself: the editor's first
-message holds the located lines, numbered, and nothing else of the file; a location outside
-its file is dropped with a note; a name the project does not know is flagged to a team editor
-at edit time."""
+"""The retriever locates in a big file, the orchestrator reads those lines itself: the editor's
+first message holds the located lines, numbered, and nothing else of the file; a location
+outside its file is dropped with a note; a name the project does not know is flagged to a team
+editor at edit time."""
 
 from __future__ import annotations
 
@@ -23,11 +23,10 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of, tool_names
+from tests.team.helpers import first_user, requests_of, run_team, tool_names
 
 OUTSIDE = "SENTINEL_OUTSIDE_THE_RANGES = 1"
-HELPERS = "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(8))
+HELPERS = "".join(f"\n\ndef helper_{n}():\n    return {n}\n" for n in range(120))  # a big file
 AREA_FILE = "def square_area(side):\n" + STUB_BODY + HELPERS + f"\n{OUTSIDE}\n"
 
 
@@ -46,7 +45,7 @@ async def test_the_editor_gets_the_located_lines_only_and_unknown_names_are_flag
         locate_reply(
             ("area.py", 1, 2, "the stub"),
             ("area.py", 5, 6, "a helper"),
-            ("area.py", 90, 99, "past the end"),
+            ("area.py", 900, 909, "past the end"),
             ("missing.py", 1, 3, "no such file"),
         ),
     )
@@ -76,7 +75,7 @@ async def test_the_editor_gets_the_located_lines_only_and_unknown_names_are_flag
         "### area.py lines 5-6: a helper\n"
         "   5| def helper_0():\n"
         "   6|     return 0\n\n"
-        f"(dropped area.py:90-99: area.py has {lines} lines)\n\n"
+        f"(dropped area.py:900-909: area.py has {lines} lines)\n\n"
         "(dropped missing.py:1-3: no such file)"
     ) in told
     assert OUTSIDE not in told and "helper_7" not in told  # never the whole file
@@ -92,6 +91,7 @@ async def test_a_located_secret_file_or_a_path_out_of_the_project_is_never_shown
     # the retriever's model chooses the paths: its lines are read as the editor's own read_file
     # would read them, so a secret file or a path out of the project never reaches a model
     secret = "API_TOKEN=sk-live-SENTINEL-1234567890"
+    (shapes / "area.py").write_text(AREA_FILE)  # big: the retriever runs
     (shapes / ".env").write_text(secret + "\n")
     (shapes / "perimeter.py").write_text(PERIMETER)
     outside = shapes.parent / "outside.txt"

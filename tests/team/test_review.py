@@ -5,28 +5,23 @@ reviewer model finds nothing; they go to the planner, which plans the fix."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from agent_lsp.messages import TaskStatus
-from agent_lsp.team import Orchestrator, Phase
+from agent_lsp.team import Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from agent_lsp.team.review_scan import added_lines, ignored_errors, leaked_secrets
-from tests.fakes.channel import RecordingChannel
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import (
     COMMANDER,
     PLANNER,
     REVIEWER,
-    TASK,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import first_user, make_session, requests_of
+from tests.team.helpers import edit_replies, first_user, git_repo, requests_of, run_team
 
 SLOPPY = 'region = "eu"\nkey = "AKIAIOSFODNN7EXAMPLE"\nretries = 3  \n'
 CLEAN = 'region = "eu"\nretries = 3\n'
@@ -44,28 +39,6 @@ def plain(tmp_path: Path) -> Path:
     return folder
 
 
-def edit(path: str, old: str, new: str, summary: str) -> list[Reply]:
-    return [
-        Reply(tool_calls=[ToolCall("read_file", {"path": path})]),
-        Reply(tool_calls=[ToolCall("edit_file", {"path": path, "old_text": old, "new_text": new})]),
-        Reply(summary),
-    ]
-
-
-def git_repo(root: Path) -> None:
-    def git(*args: str) -> None:
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-            cwd=root,
-            check=True,
-            capture_output=True,
-        )
-
-    git("init", "-q")
-    git("add", "-A")
-    git("commit", "-q", "-m", "stubs")
-
-
 async def test_a_whitespace_error_and_a_secret_become_findings_and_planned_steps(
     tmp_path: Path, fake_openai: FakeOpenAIServer
 ) -> None:
@@ -77,18 +50,15 @@ async def test_a_whitespace_error_and_a_secret_become_findings_and_planned_steps
     fix = {"id": "r1", "goal": "fix the review findings in app.ini", "files": ["app.ini"]}
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*steps), plan_reply(fix))
-    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
-    fake_openai.script_for(step_marker("s1"), *edit("app.ini", 'region = "eu"\n', SLOPPY, "set"))
-    fake_openai.script_for(locate_marker("s2"), locate_reply(), locate_reply())
-    fake_openai.script_for(step_marker("s2"), *edit("notes.txt", "todo\n", "done\n", "marked"))
-    fake_openai.script_for(locate_marker("r1"), locate_reply(), locate_reply())
-    fake_openai.script_for(step_marker("r1"), *edit("app.ini", SLOPPY, CLEAN, "fixed"))
+    fake_openai.script_for(
+        step_marker("s1"), *edit_replies("app.ini", 'region = "eu"\n', SLOPPY, "set")
+    )
+    fake_openai.script_for(
+        step_marker("s2"), *edit_replies("notes.txt", "todo\n", "done\n", "marked")
+    )
+    fake_openai.script_for(step_marker("r1"), *edit_replies("app.ini", SLOPPY, CLEAN, "fixed"))
     fake_openai.script_for(REVIEWER, review([]), review([]))  # the model sees nothing wrong
-    session = make_session(root, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel(), TeamOptions(workers=2)).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(root, fake_openai, options=TeamOptions(workers=2))
 
     assert outcome.phase is Phase.DONE and outcome.status is TaskStatus.COMPLETED, outcome.summary
     assert (root / "app.ini").read_text() == CLEAN
@@ -131,15 +101,12 @@ async def test_a_checks_error_left_unfixed_ends_at_the_round_limit(
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "mark the notes done", "files": ["notes.txt"]})
     )
-    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
-    fake_openai.script_for(step_marker("s1"), *edit("notes.txt", "todo\n", "done \n", "marked"))
+    fake_openai.script_for(
+        step_marker("s1"), *edit_replies("notes.txt", "todo\n", "done \n", "marked")
+    )
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(root, fake_openai.base_url)
-    try:
-        options = TeamOptions(review_rounds=0)
-        outcome = await Orchestrator(session, RecordingChannel(), options).run(TASK)
-    finally:
-        await session.aclose()
+    options = TeamOptions(review_rounds=0)
+    outcome = await run_team(root, fake_openai, options=options)
     assert outcome.phase is Phase.FAILED
     assert outcome.summary.startswith(
         "failed in REVIEWING: review round limit (0) reached; open: error notes.txt:1 "
@@ -161,16 +128,11 @@ async def test_without_git_the_checks_are_shown_but_not_forced(
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "retry three times", "files": ["app.ini"]})
     )
-    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
     fake_openai.script_for(
-        step_marker("s1"), *edit("app.ini", "retries = 2\n", "retries = 3\n", "set")
+        step_marker("s1"), *edit_replies("app.ini", "retries = 2\n", "retries = 3\n", "set")
     )
     fake_openai.script_for(REVIEWER, review([]))
-    session = make_session(root, fake_openai.base_url)
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(root, fake_openai)
     assert outcome.phase is Phase.DONE, outcome.summary
     shown = first_user(requests_of(fake_openai, REVIEWER)[0])
     assert "(no git commit to compare with: the changed files in whole)" in shown

@@ -29,8 +29,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import first_user, make_session, requests_of
-from tests.team.test_review import edit, git_repo
+from tests.team.helpers import edit_replies, first_user, git_repo, make_session, requests_of
 
 OLD = "def total(xs):\n    return 0\n"
 BROKEN = "def total(xs):\n    return sum(xs) + offset\n"
@@ -53,7 +52,7 @@ async def test_the_linters_error_is_a_finding_though_the_model_answers_nothing(
     fake_openai.script_for(locate_marker("s1"), locate_reply())
     fake_openai.script_for(
         step_marker("s1"),
-        *edit("calc.py", "    return 0\n", "    return sum(xs) + offset\n", "summed"),
+        *edit_replies("calc.py", "    return 0\n", "    return sum(xs) + offset\n", "summed"),
     )
     fake_openai.script_for(REVIEWER, review([]))  # the model sees nothing wrong
     session = make_session(root, fake_openai.base_url)

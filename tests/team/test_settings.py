@@ -8,26 +8,22 @@ from pathlib import Path
 from agent_lsp.config.settings import load_settings
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.session import Session
-from agent_lsp.team import Orchestrator, Phase
-from tests.fakes.channel import RecordingChannel
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from agent_lsp.team import Phase
+from tests.fakes.openai_server import FakeOpenAIServer
 from tests.team.conftest import (
     AREA_BODY,
     COMMANDER,
     PERIMETER_BODY,
     PLANNER,
     REVIEWER,
-    TASK,
     TWO_STEPS,
     edit_step,
-    locate_marker,
-    locate_reply,
     plan_reply,
     record_reply,
     review,
     step_marker,
 )
-from tests.team.test_orchestrator import first_user, requests_of
+from tests.team.helpers import edit_replies, first_user, requests_of, run_team
 from tests.test_cli import agent_lsp
 
 
@@ -42,9 +38,7 @@ async def test_workers_and_review_rounds_come_from_the_project_config(
     project_config(shapes, "[team]\nworkers = 1\nreviewRounds = 0\n")
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
-    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
     fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
-    fake_openai.script_for(locate_marker("s2"), locate_reply(), locate_reply())
     fake_openai.script_for(
         step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
     )
@@ -57,10 +51,7 @@ async def test_workers_and_review_rounds_come_from_the_project_config(
         update={"model": loaded.settings.model.model_copy(update={"max_retries": 0})}
     )
     session = Session(shapes, settings, OpenAICompatModel(settings.model))
-    try:
-        outcome = await Orchestrator(session, RecordingChannel()).run(TASK)
-    finally:
-        await session.aclose()
+    outcome = await run_team(shapes, fake_openai, session=session)
     # reviewRounds = 0: the first finding ends the task
     assert outcome.phase is Phase.FAILED
     assert "review round limit (0) reached; open: warning area.py [style] no docstring" in (
@@ -81,17 +72,13 @@ def test_team_enabled_in_the_project_config_makes_run_a_team_task(
     folder.mkdir()
     (folder / "notes.txt").write_text("todo\n")
     project_config(folder, "[team]\nenabled = true\n")
-    edit = {"path": "notes.txt", "old_text": "todo\n", "new_text": "done\n"}
     fake_openai.script_for(COMMANDER, record_reply())
     fake_openai.script_for(
         PLANNER, plan_reply({"id": "s1", "goal": "mark the notes done", "files": ["notes.txt"]})
     )
-    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
     fake_openai.script_for(
         step_marker("s1"),
-        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
-        Reply(tool_calls=[ToolCall("edit_file", edit)]),
-        Reply("marked"),
+        *edit_replies("notes.txt", "todo\n", "done\n", "marked"),
     )
     fake_openai.script_for(REVIEWER, review([]))
     done = agent_lsp("run", "mark the notes done", "--root", str(folder), env=server_env)
@@ -101,8 +88,7 @@ def test_team_enabled_in_the_project_config_makes_run_a_team_task(
     assert [first_user(r).splitlines()[0] for r in fake_openai.requests] == [
         COMMANDER,
         PLANNER,
-        "[team role: retriever]",
-        *["[team role: editor]"] * 3,
+        *["[team role: editor]"] * 3,  # notes.txt is small: no retriever call
         REVIEWER,
     ]
     assert "Traceback" not in done.stderr

@@ -23,8 +23,7 @@ from tests.team.conftest import (
     review,
     step_marker,
 )
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of, tool_names
+from tests.team.helpers import first_user, requests_of, run_team, tool_names
 
 WRONG_TEST = "from area import square_area\n\n\ndef test_two():\n    assert square_area(2) == 5\n"
 RIGHT_TEST = WRONG_TEST.replace("== 5", "== 4")
@@ -59,6 +58,7 @@ async def test_the_exit_code_decides_an_executors_step_whatever_the_model_says(
     assert "[team role: executor]" in first_user(executor)
     assert "run_command" in tool_names(executor)
     assert not tool_names(executor) & {"edit_file", "write_file", "run_tests"}
+    assert tool_names(executor) == {"read_file", "run_command"}  # the only schemas sent
     assert (shapes / "area.py").read_text() == AREA_STUB
     assert not requests_of(fake_openai, REVIEWER)
 
@@ -106,6 +106,7 @@ async def test_a_testers_failing_tests_go_back_to_the_planner_with_the_root_caus
     refused = next(m["content"] for m in s2[1]["messages"] if m["role"] == "tool")
     assert "tester s2: writes test files only, not area.py" in refused
     assert "edit_file" in tool_names(s2[0]) and "run_command" not in tool_names(s2[0])
+    assert tool_names(s2[0]) == {"read_file", "write_file", "edit_file", "run_tests"}
     replan = first_user(requests_of(fake_openai, PLANNER)[1])
     assert "## Steps that failed and must be planned again\ns2: test square_area — " in replan
     assert "— tests did not pass: 0 passed, 1 failed" in replan

@@ -11,8 +11,7 @@ from agent_lsp.team.record import TaskType
 from agent_lsp.team.templates import TEMPLATES
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
 from tests.team.conftest import COMMANDER, PLANNER, record_reply
-from tests.team.test_commander import run_team
-from tests.team.test_orchestrator import first_user, requests_of
+from tests.team.helpers import first_user, requests_of, run_team
 
 BUG_STAGES = (
     "1. locate the error — done when the failing line and the symptom are named\n"
