@@ -17,9 +17,10 @@ pytest.
 Prompt tokens are counted the same way on both sides from what each request carried: 4
 characters per token over the messages and the tool schemas (the fake reports that as the
 usage, so the team's own per-role totals agree), and split per role into the system prompt,
-the tool schemas, the first user message (the context) and the history replayed after it. Wall time: from the start of the task to its
-outcome, and of EXECUTING alone (the workers; the full suite run after it is the same for
-both), team with `workers=1` and `workers=2`, alternating, `--rounds` each, median.
+the tool schemas, the first user message (the context) and the history replayed after it.
+Wall time: from the start of the task to its outcome, and of EXECUTING alone (the workers;
+the full suite run after it is the same for both), team with `workers=1` and `workers=2`,
+alternating, `--rounds` each, median.
 
 Run: `.venv/bin/python bench/team_bench.py [--modules 4] [--latency 0.15] [--rounds 3]`
 JSON in `bench/results/team.json`; figures in `bench/team.md`.
