@@ -11,6 +11,7 @@ import pytest
 
 from agent_lsp.symbols import SymbolIndex, extract, incremental
 from agent_lsp.symbols.model import Language
+from agent_lsp.symbols.worker import ProcessExtractor
 
 PYTHON = '''"""A module."""
 
@@ -157,3 +158,23 @@ def test_a_file_changed_on_disk_is_re_parsed_from_its_kept_tree_and_matches_a_fr
             (f.path, f.symbols) for f in rebuilt.files()
         ], what
     assert [h.definition.name for h in index.definitions("pop_item")] == ["pop_item"]
+
+
+@pytest.mark.parametrize("through", ["in-process", "child"])
+def test_editor_buffers_are_re_parsed_by_path_and_match_a_full_parse(
+    tmp_path: Path, through: str
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "mod.py").write_text(PYTHON)
+    with ProcessExtractor(threshold=0 if through == "child" else 1 << 30) as extractor:
+        index = SymbolIndex(project, extractor=extractor)
+        index.refresh()
+        text = PYTHON
+        for what, old, new in PYTHON_EDITS:
+            text = text.replace(old, new, 1)
+            assert index.update_file("mod.py", text), what
+            (buffered,) = [f.symbols for f in index.files() if f.path == "mod.py"]
+            assert buffered == extract(text, "python"), what
+    if through == "in-process":
+        assert (str(project / "mod.py"), "python") in incremental.kept()
