@@ -350,7 +350,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", default="7ebaa2d", help="git revision for 'previous'")
+    parser.add_argument("--baseline", default="e25704e", help="git revision for 'previous'")
     parser.add_argument("--incremental-runs", type=int, default=20)
     parser.add_argument("--changed", default="argparse.py")
     parser.add_argument("--change-only", action="store_true", help="only the one-file figures")

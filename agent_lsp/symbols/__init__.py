@@ -5,7 +5,8 @@ fallback otherwise), a project-wide `SymbolIndex`, and a ranked repository map.
 files and the name table), `persist.py` (the persisted index, `cache.py`), `refresh.py` (the
 walk and re-reads), `buffers.py` (editor buffers) and `queries.py`; its records are in
 `entries.py`. Big files are parsed in a child process (`worker.py`, the child's life kept by
-`keeper.py`).
+`keeper.py`). A file parsed lately is re-parsed incrementally from its kept syntax tree
+(`incremental.py`).
 
 May import: the shared root modules (`fileio`) and `adapters`.
 """

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agent_lsp.symbols.entries import IndexedFile
-from agent_lsp.symbols.model import language_for
+from agent_lsp.symbols.extract import extract
+from agent_lsp.symbols.model import FileSymbols, Language, language_for
 from agent_lsp.symbols.refresh import Refreshing
+from agent_lsp.symbols.worker import ProcessExtractor
 
 
 class Buffered(Refreshing):
@@ -29,10 +31,20 @@ class Buffered(Refreshing):
         current = self._files.get(key)
         if current is not None and current.buffer == text:
             return True
-        entry = IndexedFile(key, -1, len(text), self.extractor(text, language, self.engine), text)
+        entry = IndexedFile(key, -1, len(text), self._extract_buffer(key, text, language), text)
         with self._lock:
             self._put(key, entry)
         return True
+
+    def _extract_buffer(self, key: str, text: str, language: Language) -> FileSymbols:
+        """The buffer's symbols, by the file's path when the extractor takes one (a file
+        parsed lately, from the disk or as a buffer, is then re-parsed incrementally)."""
+        extractor, path = self.extractor, str(self.root / key)
+        if extractor is extract:
+            return extract(text, language, self.engine, key=path)
+        if isinstance(extractor, ProcessExtractor):
+            return extractor(text, language, self.engine, key=path)
+        return extractor(text, language, self.engine)
 
     def close_file(self, path: Path | str) -> None:
         """The editor closed `path`: index the disk's text again (or forget a deleted file)."""

@@ -55,7 +55,15 @@ GRAMMARS = (
     "tree-sitter-typescript",
     "tree-sitter-go",
 )
-CODE = ("extract", "lexical", "model", "packed", "regex_engine", "ts_engine")  # agent_lsp.symbols.*
+CODE = (  # agent_lsp.symbols.*
+    "extract",
+    "incremental",
+    "lexical",
+    "model",
+    "packed",
+    "regex_engine",
+    "ts_engine",
+)
 
 Stamp = tuple[int, int, int]  # mtime_ns, ctime_ns, size
 # key -> (stamp, digest, symbols)

@@ -62,8 +62,8 @@ def payload(symbols: FileSymbols) -> Payload:
     return symbols.language, symbols.engine, rows, dict(symbols.identifiers)
 
 
-def extract_text(text: str, language: Language, engine: Engine) -> Payload:
-    return payload(extract(text, language, engine))
+def extract_text(text: str, language: Language, engine: Engine, key: str | None = None) -> Payload:
+    return payload(extract(text, language, engine, key=key))
 
 
 def index_paths(files: list[PathJob], engine: Engine) -> list[Hashed | None]:

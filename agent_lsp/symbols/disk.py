@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_lsp.fileio import decode_text
+from agent_lsp.symbols.extract import extract
 from agent_lsp.symbols.model import Engine, FileSymbols, Language
 
 DIGEST_BYTES = 16
@@ -41,4 +42,7 @@ def index_disk_file(
     found = digest(data)
     if found == expected:
         return None, found
-    return extractor(decode_text(data)[0], language, engine), found
+    text = decode_text(data)[0]
+    if extractor is extract:  # by path: a file parsed lately is re-parsed incrementally
+        return extract(text, language, engine, key=str(path)), found
+    return extractor(text, language, engine), found

@@ -1,12 +1,14 @@
 """Per-file symbols: definitions (tree-sitter, or the regex fallback) and identifier references.
 
 `extract(text, language)` picks tree-sitter when it and the grammar are importable; pass
-`engine="regex"` to force the fallback, `engine="tree-sitter"` to require the parser.
+`engine="regex"` to force the fallback, `engine="tree-sitter"` to require the parser. With a
+`key` (a disk file's path: `disk.index_disk_file` passes it), tree-sitter re-parses a file it
+parsed lately incrementally (`incremental.py`): the same symbols, for a fraction of the parse.
 """
 
 from __future__ import annotations
 
-from agent_lsp.symbols import regex_engine, ts_engine
+from agent_lsp.symbols import incremental, regex_engine, ts_engine
 from agent_lsp.symbols.lexical import identifier_counts
 from agent_lsp.symbols.model import (
     CLASS_LIKE,
@@ -52,11 +54,16 @@ def describe_engines(engine: Engine = "auto") -> str:
     return "; ".join(parts)
 
 
-def extract(text: str, language: Language, engine: Engine = "auto") -> FileSymbols:
+def extract(
+    text: str, language: Language, engine: Engine = "auto", *, key: str | None = None
+) -> FileSymbols:
     """Definitions (with containers and signature lines) and identifier counts of one file."""
     used = engine_for(language, engine)
     if used == TREE_SITTER:
-        found = ts_engine.definitions(text, language)
+        if key is None:
+            found = ts_engine.definitions(text, language)
+        else:
+            found = incremental.definitions(key, text, language)
     else:
         found = regex_engine.definitions(text, language)
     definitions = tuple(finish(found, text.split("\n"), language))

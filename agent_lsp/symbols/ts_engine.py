@@ -134,12 +134,21 @@ def _parser(language: Language, grammar: _Grammar) -> tree_sitter.Parser:
 def definitions(text: str, language: Language) -> list[Found]:
     """The definitions tree-sitter finds (containers and signatures are filled in later); raises
     `LookupError` when the language has no grammar."""
+    return definitions_in(text.encode("utf-8", "replace"), language)[0]
+
+
+def definitions_in(
+    data: bytes, language: Language, old: tree_sitter.Tree | None = None
+) -> tuple[list[Found], tree_sitter.Tree]:
+    """`definitions` of the UTF-8 `data`, and its tree; with `old` (the tree of the previous
+    text, already `edit()`ed to match `data`) the parse reuses what did not change."""
     grammar = _grammar(language)
     if grammar is None:
         raise LookupError(f"no tree-sitter grammar for {language}: {_problems.get(language)}")
     import tree_sitter
 
-    tree = _parser(language, grammar).parse(text.encode("utf-8", "replace"))
+    parser = _parser(language, grammar)
+    tree = parser.parse(data) if old is None else parser.parse(data, old)
     found: list[Found] = []
     kinds = grammar.kinds
     for pattern, captures in tree_sitter.QueryCursor(grammar.query).matches(tree.root_node):
@@ -161,7 +170,7 @@ def definitions(text: str, language: Language) -> list[Found]:
                 container,
             )
         )
-    return found
+    return found, tree
 
 
 def parse(text: str, language: Language) -> tree_sitter.Node | None:

@@ -79,11 +79,15 @@ class ProcessExtractor(ChildKeeper):
 
     # ------------------------------------------------------------------ calls
 
-    def __call__(self, text: str, language: Language, engine: Engine = "auto") -> FileSymbols:
+    def __call__(
+        self, text: str, language: Language, engine: Engine = "auto", *, key: str | None = None
+    ) -> FileSymbols:
+        """`extract(text, language, engine, key=key)`, big texts in the child."""
         if len(text) < self.threshold:
-            return extract(text, language, engine)
-        payload = cast(Payload | None, self._result(self._submit("text", text, language, engine)))
-        return extract(text, language, engine) if payload is None else _rebuild(payload)
+            return extract(text, language, engine, key=key)
+        job = self._submit("text", text, language, engine, key)
+        payload = cast(Payload | None, self._result(job))
+        return extract(text, language, engine, key=key) if payload is None else _rebuild(payload)
 
     def extract_files(
         self, files: Sequence[DiskFile], engine: Engine = "auto"
