@@ -120,7 +120,10 @@ def tests_for_source(root: Path, changed_file: str) -> list[str]:
     lines (Python, JS/TS) or, for Go, the ``_test.go`` files of the same package folder.
 
     In a monorepo only the package that owns ``changed_file`` (its nearest enclosing package,
-    :func:`adapters.workspaces.owning_package`) is scanned. A changed test file yields itself.
+    :func:`adapters.workspaces.owning_package`) is scanned by its own names; the test files of
+    the other packages count when they import it by a name that says where it is (a dotted
+    name of two or more parts, a relative JS path leading to it, for Go the package's import
+    path under its ``go.mod``). A changed test file yields itself.
     The scan is textual and bounded: dynamic imports and imports through re-exports are not
     followed, so the full suite remains the final check."""
     changed = PurePosixPath(changed_file.replace(os.sep, "/")).as_posix().removeprefix("./")
@@ -128,9 +131,11 @@ def tests_for_source(root: Path, changed_file: str) -> list[str]:
         changed = Path(changed).relative_to(root).as_posix()
     package = owning_package(root, changed)
     if not package:
-        return _tests_in(root, changed)
-    inner = _tests_in(root / package, changed[len(package) + 1 :])
-    return [f"{package}/{rel}" for rel in inner]
+        found = _tests_in(root, changed)
+    else:
+        inner = _tests_in(root / package, changed[len(package) + 1 :])
+        found = [f"{package}/{rel}" for rel in inner]
+    return found + [rel for rel in _importers_elsewhere(root, changed, package) if rel not in found]
 
 
 tests_for_source.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
@@ -165,3 +170,70 @@ def _tests_in(root: Path, changed: str) -> list[str]:
                     found.append(rel)
     head = found[:1] if found and found[0] == changed else []
     return head + sorted(set(found) - set(head))
+
+
+_GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+
+
+def _importers_elsewhere(root: Path, changed: str, package: str) -> list[str]:
+    """Test files outside ``package`` (and, for Go, outside the changed file's folder) that
+    import ``changed``: a monorepo's other packages, another Go package."""
+    if changed.endswith(".go"):
+        path = _go_import_path(root, changed)
+        if path is None:
+            return []
+        quoted = re.compile(rf'"{re.escape(path)}"')
+        folder = posixpath.dirname(changed)
+        return sorted(
+            rel
+            for rel in _walk(root)
+            if rel.endswith("_test.go")
+            and posixpath.dirname(rel) != folder
+            and quoted.search(_read_head(root / rel))
+        )
+    if not package:
+        return []  # the scan of the whole project found them already
+    outside = [
+        rel for rel in _walk(root) if is_test_file(rel) and not rel.startswith(package + "/")
+    ]
+    if changed.endswith(".py"):
+        inner = changed[len(package) + 1 :]
+        names = _python_modules(inner) | _reexported_by(root / package, inner)
+        modules = {name for name in names if "." in name}  # "util" alone names any package's
+        stem = PurePosixPath(changed).stem
+        if stem == "__init__":
+            stem = PurePosixPath(changed).parent.name
+        return [
+            rel
+            for rel in outside
+            if rel.endswith(".py")
+            and _imports_python(_ABSOLUTE_ONLY.sub("", _read_head(root / rel)), modules, stem)
+        ]
+    if changed.endswith(_JS_EXTS):
+        changed_stem = re.sub(r"\.[^./]+$", "", changed)
+        return [
+            rel
+            for rel in outside
+            if rel.endswith(_JS_EXTS)
+            and any(
+                _js_resolves(rel, m["spec"], changed_stem, changed)
+                for m in _JS_SPEC.finditer(_read_head(root / rel))
+            )
+        ]
+    return []
+
+
+_ABSOLUTE_ONLY = re.compile(r"^\s*from\s+\..*$", re.MULTILINE)  # relative imports stay home
+
+
+def _go_import_path(root: Path, changed: str) -> str | None:
+    """The import path of the Go package holding ``changed``: the nearest ``go.mod``'s module
+    and the folder under it; None without one."""
+    folder = PurePosixPath(changed).parent
+    for base in (folder, *folder.parents):
+        text = _read_head(root / base / "go.mod", 4_000)
+        match = _GO_MODULE.search(text)
+        if match:
+            inner = folder.relative_to(base).as_posix()
+            return match[1] if inner == "." else f"{match[1]}/{inner}"
+    return None

@@ -2,7 +2,8 @@
 offered as review mode offers a proposal — Apply / Show diff / Reject with
 `window/showMessageRequest` (or a question diagnostic at `uri` where the client has none; no
 answer is a reject), Show diff opening the diff as a document where the client can
-(`window/showDocument`, `.agent-lsp/improvements/pending.diff`), else in the log — unless `yes`
+(`window/showDocument`, `.agent-lsp/improvements/pending.diff`, removed once the user decided),
+else in the log — unless `yes`
 (the terminal's `--yes`) applies it at once; applied (self-checked, logged) and the session's
 settings reloaded for the next task.
 `agentLsp.improveList` and `agentLsp.improveRevert` ({id}) are `agent-lsp improve --list` and
@@ -11,6 +12,7 @@ settings reloaded for the next task.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,6 +57,7 @@ class Host(Protocol):
 
 
 APPLY, SHOW, REJECT = "Apply", "Show diff", "Reject"
+PENDING = "pending.diff"  # the diff Show diff opens, there until the user decides
 
 
 class Improvements:
@@ -115,6 +118,7 @@ class Improvements:
         while answer == SHOW:
             await self._show(session, diff)
             answer = await channel.ask(question, [APPLY, REJECT])
+        await asyncio.to_thread(_discard, session.root)  # decided: the record keeps the patch
         if answer != APPLY:
             self._tell(t.MessageType.Info, "improvement rejected: nothing changed")
             return
@@ -137,7 +141,7 @@ class Improvements:
         """The diff as a document (review mode's Show diff), else in the log and a message."""
         window = self.state.server.client_capabilities.window
         if window and window.show_document and window.show_document.support:
-            path = Layout(session.root).improvements / "pending.diff"
+            path = Layout(session.root).improvements / PENDING
             try:
                 await asyncio.to_thread(_write, path, diff)
                 shown = await self.state.server.window_show_document_async(
@@ -173,6 +177,16 @@ class Improvements:
             t.ShowMessageParams(type=kind, message=f"agent-lsp: {message}")
         )
         return {"message": message} if kind != t.MessageType.Warning else {"error": message}
+
+
+def _discard(root: Path) -> None:
+    """The shown diff removed once the user decided (the record keeps the patch); never
+    through a folder linking out of the workspace."""
+    layout = Layout(root)
+    path = layout.improvements / PENDING
+    if path.is_file() and layout.reads.describe(path.parent).in_root:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _write(path: Path, text: str) -> None:

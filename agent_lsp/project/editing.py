@@ -18,23 +18,17 @@ the edit is already applied. Pure: no I/O.
 
 from __future__ import annotations
 
-import difflib
-import heapq
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
+
+from agent_lsp.project import edit_text as tx
 
 CLOSE_RATIO = 0.9  # a close match must be this similar to old_text,
 RIVAL_RATIO = 0.85  # with no other place this similar
 RIVAL_MARGIN = 0.1  # and within this margin of it,
 LINE_RATIO = 0.75  # and each line that differs must still be this similar
-TAB_SIZES = (4, 8, 2)
-SHOWN = 3  # candidates shown in an error
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-Fix = Callable[[str], str]
 
 
 class MatchKind(StrEnum):
@@ -121,7 +115,7 @@ class _File:
         return (self.starts[first - 1] + len(self.lines[first - 1]), end) if first else (0, end)
 
     def excerpt(self, first: int, last: int) -> str:
-        return "\n".join(f"{n}| {self.lines[n - 1]}" for n in range(first, last + 1))
+        return tx.excerpt(self.lines, first, last)
 
 
 def find_edit(text: str, old: str, new: str, name: str = "the file") -> EditMatch | EditFailure:
@@ -129,7 +123,7 @@ def find_edit(text: str, old: str, new: str, name: str = "the file") -> EditMatc
     if not old.strip():
         return EditFailure(FailureKind.EMPTY, "old_text is empty: copy the lines to replace")
     f = _File(text)
-    new = _to_eol(new, f.eol)
+    new = tx.to_eol(new, f.eol)
     olds = _hits(f, old, new)
     news = _hits(f, new, new) if new.strip() else []
     if len(news) == 1 and _already(olds, news[0]):
@@ -138,7 +132,9 @@ def find_edit(text: str, old: str, new: str, name: str = "the file") -> EditMatc
         return _matched(f, olds[0])
     if olds:
         return _ambiguous(f, olds, name)
-    return EditFailure(FailureKind.NOT_FOUND, f"old_text not found in {name}. {_closest(f, old)}")
+    return EditFailure(
+        FailureKind.NOT_FOUND, f"old_text not found in {name}. {tx.closest(f.lines, old)}"
+    )
 
 
 def _already(olds: list[_Hit], done: _Hit) -> bool:
@@ -160,7 +156,7 @@ def _already(olds: list[_Hit], done: _Hit) -> bool:
 def _hits(f: _File, needle: str, new: str) -> list[_Hit]:
     """The places the first rule that finds `needle` finds, each with its replacement."""
     found = [_Hit(p, p + len(needle), new, MatchKind.EXACT) for p in _find_all(f, needle)]
-    converted = _to_eol(needle, f.eol)
+    converted = tx.to_eol(needle, f.eol)
     if not found and converted != needle:
         how = _eol_change(f, needle)
         spots = _find_all(f, converted)
@@ -181,7 +177,7 @@ def _find_all(f: _File, needle: str) -> list[int]:
 
 def _line_hits(f: _File, needle: str, new: str) -> list[_Hit]:
     """Rules 3-5: windows of whole lines, each judged once; the best rule found decides."""
-    core, lead, trail = _core(needle)
+    core, lead, trail = tx.core(needle)
     want, n = [line.strip() for line in core], len(core)
     allowed = max(1, n // 4) if sum(map(bool, want)) >= 2 else 0
     rivals = max(allowed, n // 2)  # a place this many lines off can still make a close match moot
@@ -200,18 +196,18 @@ def _line_hits(f: _File, needle: str, new: str) -> list[_Hit]:
     if kind is None:
         return []
     places = found[kind] if kind is not MatchKind.CLOSE else _unrivalled(found[kind], n)
-    new_lines, hits = _trim(_split(new), lead, trail), list[_Hit]()
+    new_lines, hits = tx.trim(tx.split_lines(new), lead, trail), list[_Hit]()
     for ratio, i, notes, stale, _ in places:
         window = f.lines[i : i + n]
         keep = [k for k in range(n) if f.stripped[i + k] == want[k]]
-        size, drift, _ = _drift(window, core, keep)
-        fix, how, moved = _adjust(f, window, core, size, drift)
+        size, drift, _ = tx.drift(window, core, keep)
+        fix, how, moved = tx.adjust(f.lines, window, core, size, drift)
         if kind is MatchKind.CLOSE:
             how = f"a close text ({ratio:.0%} similar; {'; '.join(notes)}) {how}".rstrip()
         elif kind is MatchKind.TRAILING_WHITESPACE:
             how = "ignoring trailing whitespace" if window != core else ""
         how = " and ".join(filter(None, [_eol_change(f, needle), how])) or "ignoring line endings"
-        lines = _merge(window, core, new_lines, fix)
+        lines = tx.merge(window, core, new_lines, fix)
         start, end = f.span(i, n, keep_eol=bool(lines))
         hits.append(_Hit(start, end, f.eol.join(lines), kind, how, ratio, moved, stale))
     return hits
@@ -224,17 +220,19 @@ def _judge(
     close window with too many or too different lines only counts as a rival."""
     n, want = len(core), [line.strip() for line in core]
     window, have = f.lines[i : i + n], f.stripped[i : i + n]
-    _, _, outliers = _drift(window, core, [k for k in range(n) if k not in differ])
+    _, _, outliers = tx.drift(window, core, [k for k in range(n) if k not in differ])
     if not differ and not outliers:
         same = all(w.rstrip() == o.rstrip() for w, o in zip(window, core, strict=True))
         kind = MatchKind.TRAILING_WHITESPACE if same else MatchKind.INDENTATION
         return kind, _Place(1.0, i, [], frozenset(), True)
-    stale = [f"the file's line {i + k + 1} is `{_short(window[k])}`" for k in differ]
+    stale = [f"the file's line {i + k + 1} is `{tx.short(window[k])}`" for k in differ]
     stale += [f"the file's line {i + k + 1} is indented differently" for k in sorted(outliers)]
-    ratio = _ratio("\n".join(have), "\n".join(want))
+    ratio = tx.similarity("\n".join(have), "\n".join(want))
     if ratio < RIVAL_RATIO:
         return None
-    ok = len(stale) <= allowed and all(_ratio(have[k], want[k]) >= LINE_RATIO for k in differ)
+    ok = len(stale) <= allowed and all(
+        tx.similarity(have[k], want[k]) >= LINE_RATIO for k in differ
+    )
     lines = frozenset(i + k for k in (*differ, *outliers))
     return MatchKind.CLOSE, _Place(ratio, i, stale, lines, ok)
 
@@ -251,62 +249,6 @@ def _unrivalled(places: list[_Place], n: int) -> list[_Place]:
     return chosen[:1] if chosen and chosen[0].ok and chosen[0].ratio >= CLOSE_RATIO else []
 
 
-def _merge(window: list[str], old: list[str], new: list[str], fix: Fix) -> list[str]:
-    """new_text's lines, where the lines it keeps from old_text are the file's own lines."""
-    out: list[str] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, False).get_opcodes():
-        out.extend(window[i1:i2] if op == "equal" else [fix(line) for line in new[j1:j2]])
-    return out
-
-
-def _drift(
-    window: Sequence[str], old: Sequence[str], keep: Sequence[int]
-) -> tuple[int, int, set[int]]:
-    """(tab size, most common drift, lines off it): how much deeper old_text is indented."""
-    rows = [k for k in keep if old[k].strip()]
-    tabs = any("\t" in _indent(window[k]) + _indent(old[k]) for k in rows)
-    best: tuple[int, int, set[int]] = (4, 0, set(rows))
-    for size in TAB_SIZES if tabs else TAB_SIZES[:1]:
-        drifts = [
-            len(_indent(old[k]).expandtabs(size)) - len(_indent(window[k]).expandtabs(size))
-            for k in rows
-        ]
-        common = Counter(drifts).most_common(1)[0][0] if drifts else 0
-        outliers = {k for k, d in zip(rows, drifts, strict=True) if d != common}
-        if len(outliers) < len(best[2]) or not rows:
-            best = (size, common, outliers)
-    return best
-
-
-def _adjust(
-    f: _File, window: list[str], old: list[str], size: int, drift: int
-) -> tuple[Fix, str, bool]:
-    """How new_text's lines are fitted to the file (moved by -drift columns in its convention,
-    trailing whitespace dropped when only old_text has it): the fix, its name, whether it moves."""
-    pairs = [(_indent(w), _indent(o)) for w, o in zip(window, old, strict=True) if o.strip()]
-    moves = drift != 0 or any(w != o for w, o in pairs)
-    trims = any(o != o.rstrip() and w == w.rstrip() for w, o in zip(window, old, strict=True))
-    known = {len(_indent(x).expandtabs(size)): _indent(x) for x in window if x.strip()}
-    tabs = _uses_tabs(window if any(w for w, _ in pairs) else f.lines, size)
-
-    def fix(line: str) -> str:
-        if moves:
-            width = max(0, len(_indent(line).expandtabs(size)) - drift)
-            plain = "\t" * (width // size) + " " * (width % size) if tabs else " " * width
-            line = known.get(width, plain) + line.lstrip(" \t") if line.strip() else ""
-        return line.rstrip() if trims else line
-
-    file_tabs, old_tabs = (any("\t" in pair[k] for pair in pairs) for k in (0, 1))
-    style = "to tabs" if file_tabs > old_tabs else "to spaces" if old_tabs > file_tabs else ""
-    moved = " ".join(filter(None, [f"by {-drift:+d} columns" if drift else "", style]))
-    how = f"with indentation adjusted {moved}".rstrip() if moves else ""
-    return (
-        fix,
-        ", ".join(filter(None, [how, "trailing whitespace dropped" if trims else ""])),
-        moves,
-    )
-
-
 def _ambiguous(f: _File, hits: list[_Hit], name: str) -> EditFailure:
     spans = tuple(f.lines_of(h) for h in hits)
     unique = "include more surrounding lines so it is unique"
@@ -315,15 +257,15 @@ def _ambiguous(f: _File, hits: list[_Hit], name: str) -> EditFailure:
         message = f"old_text occurs {len(hits)} times in {name} (lines {lines}); {unique}"
     elif hits[0].kind is MatchKind.CLOSE:
         shown = "\n".join(
-            f"{_lines(a, b)} ({h.ratio:.0%} similar):\n{f.excerpt(a, b)}"
-            for (a, b), h in zip(spans[:SHOWN], hits, strict=False)
+            f"{tx.lines_label(a, b)} ({h.ratio:.0%} similar):\n{f.excerpt(a, b)}"
+            for (a, b), h in zip(spans[: tx.SHOWN], hits, strict=False)
         )
         message = (
             f"old_text not found in {name}, and {len(hits)} places are close to it, so none "
             f"was chosen:\n{shown}\nCopy old_text exactly from the file and {unique}"
         )
     else:
-        lines = ", ".join(_lines(a, b) for a, b in spans[:10])
+        lines = ", ".join(tx.lines_label(a, b) for a, b in spans[:10])
         message = (
             f"old_text does not occur exactly in {name}; {hits[0].how}, it matches "
             f"{len(hits)} places ({lines}); {unique}"
@@ -336,79 +278,16 @@ def _matched(f: _File, hit: _Hit, already: bool = False) -> EditMatch:
     text = f.text if already else f.text[: hit.start] + hit.replacement + f.text[hit.end :]
     if already or text == f.text:
         how = f", matched {hit.how}" if hit.how and hit.kind is not MatchKind.CLOSE else ""
-        note = f"new_text is at {_lines(first, last)}{how}"
+        note = f"new_text is at {tx.lines_label(first, last)}{how}"
         return EditMatch(f.text, hit.kind, first, last, last, already_applied=True, note=note)
     note = (
         ""
         if hit.kind is MatchKind.EXACT
-        else f"old_text matched {hit.how} at {_lines(first, last)}"
+        else f"old_text matched {hit.how} at {tx.lines_label(first, last)}"
     )
     note += "; new_text re-indented to match" if hit.reindented else ""
     new_last = first + hit.replacement[:-1].count("\n") - (not hit.replacement)
     return EditMatch(text, hit.kind, first, last, new_last, note=note)
-
-
-def _closest(f: _File, old: str) -> str:
-    """The regions most similar to old_text (ranked by shared tokens, then by difflib)."""
-    want = _core(old)[0] or [""]
-    size, ranked = len(want), list[tuple[float, int]]()
-    for _, i in heapq.nlargest(SHOWN * 4, _token_scores(f.lines, want)):
-        ranked.append((_ratio("\n".join(f.lines[i : i + size]), "\n".join(want)), i))
-    picked: list[tuple[float, int]] = []
-    for ratio, i in sorted(ranked, key=lambda r: (-r[0], r[1])):
-        if ratio >= 0.5 and len(picked) < SHOWN and all(abs(i - j) >= size for _, j in picked):
-            picked.append((ratio, i))
-    if not picked:
-        return "Read the file again and copy the text exactly."
-    ends = [(r, i + 1, min(i + size, len(f.lines))) for r, i in picked]
-    (ratio, a, b), more = ends[0], ", ".join(f"{_lines(a, b)} ({r:.0%})" for r, a, b in ends[1:])
-    tail = f"\nOther similar places: {more}." if more else ""
-    return f"The closest text ({ratio:.0%} similar) is at {_lines(a, b)}:\n{f.excerpt(a, b)}{tail}"
-
-
-def _token_scores(lines: list[str], want: list[str]) -> list[tuple[float, int]]:
-    """Per window of len(want) lines, the Dice coefficient of its tokens and want's (sliding)."""
-    goal, tokens = Counter(_TOKEN.findall(" ".join(want))), [_TOKEN.findall(x) for x in lines]
-    size, held, shared, count, scores = len(want), Counter[str](), 0, 0, [(0.0, 0)]
-    for i, row in enumerate(tokens):
-        for t in row:
-            shared, held[t] = shared + (held[t] < goal[t]), held[t] + 1
-        count += len(row)
-        if i >= size:
-            for t in tokens[i - size]:
-                held[t] -= 1
-                shared -= held[t] < goal[t]
-            count -= len(tokens[i - size])
-        if i >= size - 1:
-            scores.append((2 * shared / max(1, count + goal.total()), i - size + 1))
-    return scores
-
-
-def _split(text: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").split("\n")
-    return lines[:-1] if text.endswith("\n") or not text else lines
-
-
-def _core(text: str) -> tuple[list[str], int, int]:
-    """The lines of `text` without blank lines at the edges, and how many were dropped each side."""
-    lines = _split(text)
-    lead = next((k for k, line in enumerate(lines) if line.strip()), len(lines))
-    trail = next((k for k, line in enumerate(reversed(lines)) if line.strip()), 0)
-    return lines[lead : len(lines) - trail], lead, trail
-
-
-def _trim(lines: list[str], lead: int, trail: int) -> list[str]:
-    """Drops up to `lead`/`trail` blank lines from the edges, as old_text's were dropped."""
-    while lead and lines and not lines[0].strip():
-        lines, lead = lines[1:], lead - 1
-    while trail and lines and not lines[-1].strip():
-        lines, trail = lines[:-1], trail - 1
-    return lines
-
-
-def _to_eol(text: str, eol: str) -> str:
-    lf = text.replace("\r\n", "\n")
-    return lf if eol == "\n" else lf.replace("\n", eol)
 
 
 def _eol_change(f: _File, needle: str) -> str:
@@ -416,29 +295,3 @@ def _eol_change(f: _File, needle: str) -> str:
         return ""
     name = "CRLF" if f.eol == "\r\n" else "LF"
     return f"with line endings converted to {name}"
-
-
-def _uses_tabs(lines: Sequence[str], size: int) -> bool:
-    """Whether lines indent with tabs: the first one indented by a tab or a full level says."""
-    for line in lines:
-        indent = _indent(line)
-        if line.strip() and ("\t" in indent or len(indent) >= size):
-            return "\t" in indent
-    return False
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _ratio(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a, b, False).ratio()
-
-
-def _short(line: str, limit: int = 80) -> str:
-    line = line.strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _lines(first: int, last: int) -> str:
-    return f"line {first}" if first == last else f"lines {first}-{last}"

@@ -93,3 +93,62 @@ def test_python_reexports_and_late_imports(tmp_path: Path) -> None:
     )
     assert tests_for_source(root, "lib/core.py") == ["tests/test_api.py"]
     assert tests_for_source(root, "lib/extra.py") == ["tests/test_extra.py"]
+
+
+def test_importers_in_other_packages(tmp_path: Path) -> None:
+    """A monorepo's other packages and another Go package import the changed module: their
+    tests count; a bare name ("util") of another package does not."""
+    root = _write(
+        tmp_path,
+        {
+            "package.json": '{"workspaces": ["packages/*"]}',
+            "packages/a/package.json": '{"name": "a"}',
+            "packages/a/src/mod.js": "",
+            "packages/a/src/mod.test.js": "import m from './mod'\n",
+            "packages/b/package.json": '{"name": "b"}',
+            "packages/b/src/y.test.js": "import x from '../../a/src/mod'\n",
+            "packages/b/src/z.test.js": "import x from './mod'\n",
+        },
+    )
+    assert tests_for_source(root, "packages/a/src/mod.js") == [
+        "packages/a/src/mod.test.js",
+        "packages/b/src/y.test.js",
+    ]
+    root = _write(
+        tmp_path / "py",
+        {
+            "services/a/pyproject.toml": '[project]\nname = "a"\n',
+            "services/a/pkg_a/__init__.py": "",
+            "services/a/pkg_a/mod.py": "",
+            "services/a/pkg_a/util.py": "",
+            "services/a/tests/test_mod.py": "from pkg_a.mod import x\n",
+            "services/b/pyproject.toml": '[project]\nname = "b"\n',
+            "services/b/tests/pkg_b/test_y.py": "from pkg_a.mod import x\n",
+            "services/b/tests/test_util.py": "import util\nfrom . import util\n",
+            "services/b/util.py": "",
+        },
+    )
+    assert tests_for_source(root, "services/a/pkg_a/mod.py") == [
+        "services/a/tests/test_mod.py",
+        "services/b/tests/pkg_b/test_y.py",
+    ]
+    assert tests_for_source(root, "services/a/pkg_a/util.py") == []
+
+
+def test_go_importers_in_other_packages(tmp_path: Path) -> None:
+    uses = 'package {0}\n\nimport (\n\t"testing"\n\n\t"example.com/m/{1}"\n)\n'
+    root = _write(
+        tmp_path,
+        {
+            "go.mod": "module example.com/m\n\ngo 1.21\n",
+            "a/a.go": "package a\n",
+            "a/a_test.go": "package a\n",
+            "b/b_test.go": uses.format("b", "a"),
+            "c/c_test.go": uses.format("c", "a/deeper"),
+            "svc/go.mod": "module example.com/svc\n",
+            "svc/api/api.go": "package api\n",
+            "svc/main_test.go": uses.format("main", "api").replace("m/api", "svc/api"),
+        },
+    )
+    assert tests_for_source(root, "a/a.go") == ["a/a_test.go", "b/b_test.go"]
+    assert tests_for_source(root, "svc/api/api.go") == ["svc/main_test.go"]

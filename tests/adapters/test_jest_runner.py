@@ -104,3 +104,13 @@ async def test_runs_in_a_shadow_copy(js_project: ProjectFactory, tmp_path: Path)
     assert (report.passed, report.failed) == (3, 1), report.output
     assert report.failures[0].file == "src/calc.js"
     assert "toBe(5)" in (root / "src/calc.test.js").read_text()
+
+
+async def test_extra_args_reach_jest(js_project: ProjectFactory) -> None:
+    """`tests.args` (`detect_toolchain(root, extra_args)`): parsed with the script's options."""
+    root = js_project("js-jest")
+    adapter = detect_toolchain(root, ["--testNamePattern", "adds more"])
+    assert isinstance(adapter, JestRunner)
+    report = await adapter.run(root, root, [], shell=PosixShell(), timeout=60)
+    assert report.ok, report.output
+    assert (report.passed, report.failed, report.errors) == (1, 0, 0)  # the others did not run

@@ -77,3 +77,14 @@ async def test_megabytes_of_output(js_project: ProjectFactory) -> None:
     assert (report.passed, report.failed) == (0, 1)
     assert len(report.output) < 30_000
     assert (report.failures[0].file, report.failures[0].line) == ("src/loud.test.js", 7)
+
+
+async def test_extra_args_reach_vitest(js_project: ProjectFactory) -> None:
+    """`tests.args` (`detect_toolchain(root, extra_args)`): after vitest's own options."""
+    root = js_project("js-vitest")
+    adapter = detect_toolchain(root, ["--testNamePattern", "adds more"])
+    assert isinstance(adapter, VitestRunner)
+    report = await adapter.run(root, root, [], shell=PosixShell(), timeout=60)
+    assert report.ok, report.output
+    assert (report.passed, report.failed, report.errors) == (1, 0, 0)  # the others did not run
+    assert "--testNamePattern adds more" in " ".join(report.command)

@@ -47,8 +47,22 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
     )
     fake_openai.default_reply = Reply("done.")
     notes = project / ".agent-lsp" / "prompt-notes.md"
+    folder = project / ".agent-lsp" / "improvements"
+    pending = folder / "pending.diff"
+    diffs: list[str] = []  # the shown diff, as the user reads it before deciding
+
+    def contents() -> set[str]:
+        return {p.name for p in folder.iterdir()}
+
     async with editor_session("vscode", project, server_env) as client:
         client.answers = ["Show diff", "Apply"]
+
+        def answer(_params: t.ShowMessageRequestParams) -> str | None:
+            if pending.exists():
+                diffs.append(pending.read_text())
+            return client.answers.pop(0) if client.answers else None
+
+        client.answer_question = answer
         started = await execute(client, "agentLsp.improve", request="pass -p no:randomly")
         assert set(started) == {"taskId"}
         applied = await client.wait_for_message("agent-lsp: improvement ", timeout=120)
@@ -59,8 +73,10 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         assert [a.title for a in first.actions or []] == ["Apply", "Show diff", "Reject"]
         [shown] = client.shown_documents  # the diff, as review mode shows a proposal's
         assert shown.uri == (project / ".agent-lsp/improvements/pending.diff").as_uri()
-        diff = (project / ".agent-lsp" / "improvements" / "pending.diff").read_text()
+        [diff] = diffs
         assert "+++ b/.agent-lsp/prompt-notes.md" in diff and f"+{NOTE}" in diff
+        assert contents() == {f"{applied.message.split()[2]}.json"}  # decided: no pending.diff
+        first_record = contents()
         assert notes.read_text() == NOTE + "\n"
         ended = await client.wait_for_message("agent-lsp: completed")
         assert "no test runner" not in ended.message and "unverified" not in ended.message
@@ -70,10 +86,11 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         assert record["request"] == "pass -p no:randomly" and record["reverted"] is None
 
         client.messages.clear()
-        client.answers = ["Reject"]
+        client.answers = ["Show diff", "Reject"]
         await execute(client, "agentLsp.improve", request="allow more steps")
         await client.wait_for_message("agent-lsp: improvement rejected: nothing changed", 120)
         assert not (project / ".agent-lsp" / "config.toml").exists()
+        assert contents() == first_record
 
         # yes: applied at once (the terminal's --yes), nothing asked
         client.messages.clear()
@@ -90,10 +107,13 @@ async def test_improve_from_the_editor_apply_show_diff_reject_list_and_revert(
         assert len(client.questions) == asked
         config = (project / ".agent-lsp" / "config.toml").read_text()
         assert "[compaction]\ntask = 0.5\n" in config
+        applied_id = applied.message.split()[2]
+        assert contents() == first_record | {f"{applied_id}.json"}
 
         reverted = await execute(client, "agentLsp.improveRevert", id=record["id"])
         assert reverted == {"message": f"improvement {record['id']} reverted"}
         await until(lambda: not notes.exists())
+        assert contents() == first_record | {f"{applied_id}.json"}
         again = await execute(client, "agentLsp.improveRevert", id=record["id"])
         assert "already reverted" in again["error"]
         assert await execute(client, "agentLsp.improve") == {
