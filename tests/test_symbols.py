@@ -242,7 +242,9 @@ def no_tree_sitter(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("no_go_grammar")
 def test_a_missing_grammar_falls_back_to_regex_and_says_so() -> None:
     assert engine_for("go") == "regex"
-    assert engine_for("python") == "tree-sitter"
+    assert engine_for("javascript") == "tree-sitter"
+    assert engine_for("python") == "regex"  # scanned, with or without a grammar
+    assert engine_for("python", "tree-sitter") == "tree-sitter"
     symbols = extract(GO, "go")
     assert symbols.engine == "regex"
     assert [d.name for d in symbols.definitions] == [row[0] for row in GO_DEFS]
@@ -259,16 +261,19 @@ def test_without_tree_sitter_everything_uses_the_regex_engine(tmp_path: Path) ->
     index = SymbolIndex(tmp_path)
     index.refresh()
     assert index.describe() == (
-        "1 file indexed; engine: regex fallback (go, javascript, python, tsx, typescript; "
-        "ModuleNotFoundError: import of tree_sitter halted; None in sys.modules)"
+        "1 file indexed; engine: scanner (python); regex fallback (go, javascript, tsx, "
+        "typescript; ModuleNotFoundError: import of tree_sitter halted; None in sys.modules)"
     )
     assert [f"{h.path}:{h.definition.line}" for h in index.definitions("push")] == ["m.py:17"]
 
 
 def test_forced_regex_engine_is_reported() -> None:
     assert describe_engines("regex") == (
-        "regex fallback (go, javascript, python, tsx, typescript; forced)"
+        "scanner (python); regex fallback (go, javascript, tsx, typescript; forced)"
     )
+    assert describe_engines("tree-sitter").startswith("tree-sitter ")
+    assert describe_engines("tree-sitter").endswith(" (go, javascript, python, tsx, typescript)")
+    assert describe_engines().endswith(" (go, javascript, tsx, typescript); scanner (python)")
 
 
 # --------------------------------------------------------------------------- the index

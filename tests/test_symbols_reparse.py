@@ -145,14 +145,14 @@ def test_a_file_changed_on_disk_is_re_parsed_from_its_kept_tree_and_matches_a_fr
     module = project / "mod.py"
     module.write_text(PYTHON)
     (project / "other.py").write_text("def other():\n    pass\n")
-    index = SymbolIndex(project)
+    index = SymbolIndex(project, engine="tree-sitter")  # Python is scanned by default
     index.refresh()
     key = str(module)
     for what, old, new in PYTHON_EDITS[:4]:
         module.write_text(module.read_text().replace(old, new, 1))
         assert index.refresh_paths([module]) == 1, what
         assert (key, "python") in incremental.kept(), "the file's tree is kept for the next change"
-        rebuilt = SymbolIndex(project)
+        rebuilt = SymbolIndex(project, engine="tree-sitter")
         rebuilt.refresh()
         assert [(f.path, f.symbols) for f in index.files()] == [
             (f.path, f.symbols) for f in rebuilt.files()
@@ -168,13 +168,13 @@ def test_editor_buffers_are_re_parsed_by_path_and_match_a_full_parse(
     project.mkdir()
     (project / "mod.py").write_text(PYTHON)
     with ProcessExtractor(threshold=0 if through == "child" else 1 << 30) as extractor:
-        index = SymbolIndex(project, extractor=extractor)
+        index = SymbolIndex(project, extractor=extractor, engine="tree-sitter")
         index.refresh()
         text = PYTHON
         for what, old, new in PYTHON_EDITS:
             text = text.replace(old, new, 1)
             assert index.update_file("mod.py", text), what
             (buffered,) = [f.symbols for f in index.files() if f.path == "mod.py"]
-            assert buffered == extract(text, "python"), what
+            assert buffered == extract(text, "python", "tree-sitter"), what
     if through == "in-process":
         assert (str(project / "mod.py"), "python") in incremental.kept()

@@ -42,7 +42,13 @@ from agent_lsp.symbols import cachekey
 from agent_lsp.symbols.disk import digest
 from agent_lsp.symbols.extract import describe_engines
 from agent_lsp.symbols.model import Engine, FileSymbols, Language
-from agent_lsp.symbols.packed import Counts, Definitions, pack_counts, pack_definitions
+from agent_lsp.symbols.packed import (
+    Counts,
+    Definitions,
+    defined_names,
+    pack_counts,
+    pack_definitions,
+)
 
 AGENT_DIR = ".agent-lsp"  # `memory.layout.AGENT_DIR` (importing the memory package is slow)
 MAGIC = b"agent-lsp symbol index 3\n"
@@ -61,6 +67,7 @@ CODE = (  # agent_lsp.symbols.*
     "lexical",
     "model",
     "packed",
+    "pyscan",
     "regex_engine",
     "ts_engine",
 )
@@ -173,8 +180,8 @@ def names_of(entries: Entries) -> Names:
     """The name table of `entries` (what `SymbolIndex` keeps), built from their definitions."""
     table: dict[str, list[str]] = {}
     for key, (_, _, symbols) in entries.items():
-        for definition in symbols.definitions:
-            keys = table.setdefault(definition.name, [])
+        for name in defined_names(symbols.definitions):
+            keys = table.setdefault(name, [])
             if not keys or keys[-1] != key:
                 keys.append(key)
     return {name: tuple(keys) for name, keys in table.items()}

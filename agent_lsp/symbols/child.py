@@ -23,16 +23,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, cast
 
-from agent_lsp.symbols.disk import index_disk_file
-from agent_lsp.symbols.extract import extract
-from agent_lsp.symbols.model import Engine, FileSymbols, Language
+from agent_lsp.symbols.disk import read_disk_file
+from agent_lsp.symbols.extract import extract_rows
+from agent_lsp.symbols.model import Engine, Language, Row
 
 HEADER = struct.Struct(">I")
 
 # What crosses the pipe: plain tuples unpickle several times faster than the dataclasses.
-Row = tuple[str, str, int, int, str | None, str]
-Payload = tuple[Language, str, tuple[Row, ...], dict[str, int]]
-Hashed = tuple[Payload | None, bytes]  # `disk.Indexed` as it crosses the pipe
+Payload = tuple[Language, str, tuple[Row, ...], dict[str, int]]  # a text's symbols
+# a disk file's symbols: its definitions' rows and identifier counts each `marshal`led (kept
+# packed by the parent until read: `packed.py`), and the names it defines (for the name table)
+Packed = tuple[Language, str, bytes, bytes, tuple[str, ...]]
+Hashed = tuple[Packed | None, bytes]  # `disk.Indexed` as it crosses the pipe
 PathJob = tuple[str, Language, bytes | None]  # path, language, expected digest
 
 
@@ -55,26 +57,33 @@ def receive(stream: IO[bytes]) -> object | None:
     return marshal.loads(body)
 
 
-def payload(symbols: FileSymbols) -> Payload:
-    rows = tuple(
-        (d.name, d.kind, d.line, d.end_line, d.container, d.signature) for d in symbols.definitions
-    )
-    return symbols.language, symbols.engine, rows, dict(symbols.identifiers)
-
-
 def extract_text(text: str, language: Language, engine: Engine, key: str | None = None) -> Payload:
-    return payload(extract(text, language, engine, key=key))
+    used, rows, counts = extract_rows(text, language, engine, key=key)
+    return language, used, tuple(rows), counts
 
 
 def index_paths(files: list[PathJob], engine: Engine) -> list[Hashed | None]:
+    """Each file read, hashed and (unless its digest is the one expected) extracted, with no
+    `Definition` built: the parent keeps them packed."""
     out: list[Hashed | None] = []
     for path, language, expected in files:
-        result = index_disk_file(Path(path), language, engine, expected, extract)
-        if result is None:
+        read = read_disk_file(Path(path), expected)
+        if read is None:
             out.append(None)
-        else:
-            symbols, found = result
-            out.append((None if symbols is None else payload(symbols), found))
+            continue
+        text, found = read
+        if text is None:
+            out.append((None, found))
+            continue
+        used, rows, counts = extract_rows(text, language, engine, key=path)
+        packed = (
+            language,
+            used,
+            marshal.dumps(tuple(rows)),  # pyright: ignore[reportArgumentType]
+            marshal.dumps(counts),
+            tuple(row[0] for row in rows),
+        )
+        out.append((packed, found))
     return out
 
 

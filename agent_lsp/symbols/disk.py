@@ -26,6 +26,19 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
 
 
+def read_disk_file(path: Path, expected: bytes | None) -> tuple[str | None, bytes] | None:
+    """The file's text and the digest of its bytes; no text when the digest is `expected`
+    (unchanged); None when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    found = digest(data)
+    if found == expected:
+        return None, found
+    return decode_text(data)[0], found
+
+
 def index_disk_file(
     path: Path,
     language: Language,
@@ -35,14 +48,12 @@ def index_disk_file(
 ) -> Indexed | None:
     """The file's symbols and digest; no symbols when its digest is `expected` (unchanged);
     None when it cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    read = read_disk_file(path, expected)
+    if read is None:
         return None
-    found = digest(data)
-    if found == expected:
+    text, found = read
+    if text is None:
         return None, found
-    text = decode_text(data)[0]
     if extractor is extract:  # by path: a file parsed lately is re-parsed incrementally
         return extract(text, language, engine, key=str(path)), found
     return extractor(text, language, engine), found

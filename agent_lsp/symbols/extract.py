@@ -1,33 +1,40 @@
 """Per-file symbols: definitions (tree-sitter, or the regex fallback) and identifier references.
 
-`extract(text, language)` picks tree-sitter when it and the grammar are importable; pass
-`engine="regex"` to force the fallback, `engine="tree-sitter"` to require the parser. With a
+`extract(text, language)` scans Python (`pyscan.py`) and picks tree-sitter for the other
+languages when it and the grammar are importable; pass `engine="regex"` to force the regex
+engine everywhere, `engine="tree-sitter"` to require the parser (Python included). With a
 `key` (a disk file's path: `disk.index_disk_file` passes it), tree-sitter re-parses a file it
 parsed lately incrementally (`incremental.py`): the same symbols, for a fraction of the parse.
 """
 
 from __future__ import annotations
 
-from agent_lsp.symbols import incremental, regex_engine, ts_engine
-from agent_lsp.symbols.lexical import identifier_counts
+from agent_lsp.symbols import incremental, pyscan, regex_engine, ts_engine
+from agent_lsp.symbols.lexical import code_identifier_counts, identifier_counts
 from agent_lsp.symbols.model import (
     CLASS_LIKE,
     SUFFIXES,
-    Definition,
     Engine,
     FileSymbols,
     Found,
     Language,
+    Row,
+    definitions_from_rows,
     signature_at,
 )
 
 TREE_SITTER = "tree-sitter"
 REGEX = "regex"
+SCANNED: frozenset[Language] = frozenset({"python"})  # the regex engine's own, by default
 
 
 def engine_for(language: Language, engine: Engine = "auto") -> str:
-    """The engine `extract` uses for `language`: "tree-sitter" or "regex"."""
+    """The engine `extract` uses for `language`: "tree-sitter" or "regex". Python is scanned
+    (`pyscan.py`, the regex engine's Python) unless tree-sitter is asked for: the scanner
+    finds what tree-sitter finds in about a quarter of the time (see `bench/symbols.md`)."""
     if engine == REGEX:
+        return REGEX
+    if engine == "auto" and language in SCANNED:
         return REGEX
     if ts_engine.available(language):
         return TREE_SITTER
@@ -44,10 +51,13 @@ def describe_engines(engine: Engine = "auto") -> str:
     """One line: which engine serves which language (and why tree-sitter does not)."""
     languages: list[Language] = sorted(set(SUFFIXES.values()))
     parsed: list[Language] = [lang for lang in languages if engine_for(lang, engine) == TREE_SITTER]
-    fallback: list[Language] = [lang for lang in languages if lang not in parsed]
+    scanned: list[Language] = [lang for lang in languages if lang in SCANNED and lang not in parsed]
+    fallback: list[Language] = [lang for lang in languages if lang not in {*parsed, *scanned}]
     parts: list[str] = []
     if parsed:
         parts.append(f"tree-sitter {ts_engine.version()} ({', '.join(parsed)})")
+    if scanned:
+        parts.append(f"scanner ({', '.join(scanned)})")
     if fallback:
         why = "forced" if engine == REGEX else unavailable(fallback[0])
         parts.append(f"regex fallback ({', '.join(fallback)}; {why})")
@@ -58,35 +68,53 @@ def extract(
     text: str, language: Language, engine: Engine = "auto", *, key: str | None = None
 ) -> FileSymbols:
     """Definitions (with containers and signature lines) and identifier counts of one file."""
+    used, rows, counts = extract_rows(text, language, engine, key=key)
+    return FileSymbols(language, used, definitions_from_rows(rows), counts)
+
+
+def extract_rows(
+    text: str, language: Language, engine: Engine = "auto", *, key: str | None = None
+) -> tuple[str, list[Row], dict[str, int]]:
+    """What `extract` finds as plain values: the engine used, the definitions' rows (a
+    `Definition`'s fields, in order) and the identifier counts."""
     used = engine_for(language, engine)
+    code: str | None = None  # the text with comments and strings blanked, if an engine made it
     if used == TREE_SITTER:
         if key is None:
             found = ts_engine.definitions(text, language)
         else:
             found = incremental.definitions(key, text, language)
+    elif language == "python":
+        found, code = pyscan.definitions(text)
     else:
         found = regex_engine.definitions(text, language)
-    definitions = tuple(finish(found, text.split("\n"), language))
-    return FileSymbols(language, used, definitions, identifier_counts(text, language))
+    rows = finish(found, text.split("\n"), language)
+    counts = (
+        identifier_counts(text, language)
+        if code is None
+        else code_identifier_counts(code, language)
+    )
+    return used, rows, counts
 
 
-def finish(found: list[Found], lines: list[str], language: Language) -> list[Definition]:
+def finish(found: list[Found], lines: list[str], language: Language) -> list[Row]:
     """Sort by position, give each definition without a container the innermost definition that
-    encloses it (a function directly inside a class-like one becomes a method), add signatures."""
-    out: list[Definition] = []
-    stack: list[Found] = []
+    encloses it (a function directly inside a class-like one becomes a method), add signatures:
+    the definitions' rows."""
+    out: list[Row] = []
+    stack: list[tuple[str, str, int]] = []  # name, kind, end line
     python = language == "python"
-    for item in sorted(found, key=lambda f: (f.line, -f.end_line, f.name)):
-        while stack and stack[-1].end_line < item.end_line:
+    for name, kind, line, end_line, container in sorted(
+        found, key=lambda f: (f.line, -f.end_line, f.name)
+    ):
+        while stack and stack[-1][2] < end_line:
             stack.pop()
-        kind, container = item.kind, item.container
         if container is None and stack:
             parent = stack[-1]
-            container = parent.name
-            if kind == "function" and parent.kind in CLASS_LIKE:
+            container = parent[0]
+            if kind == "function" and parent[1] in CLASS_LIKE:
                 kind = "method"
         opener = ":" if python else None if kind == "type" else "{"
-        signature = signature_at(lines, item.line, opener)
-        out.append(Definition(item.name, kind, item.line, item.end_line, container, signature))
-        stack.append(item._replace(kind=kind))
+        out.append((name, kind, line, end_line, container, signature_at(lines, line, opener)))
+        stack.append((name, kind, end_line))
     return out

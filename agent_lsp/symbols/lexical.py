@@ -22,8 +22,8 @@ _PY_SKIP = (
     r"#[^\n]*"
     r'|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*(?:"""|\Z)'
     r"|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*(?:'''|\Z)"
-    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-    r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+    r'|"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'  # a backslash may escape a newline too
+    r"|'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"
 )
 _C_COMMENTS = r"//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)"
 _QUOTED = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"' r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
@@ -87,13 +87,24 @@ KEYWORDS: dict[Language, frozenset[str]] = {
 }
 
 
+def skip_pattern(language: Language) -> re.Pattern[str]:
+    """The regex that matches the comments and strings of `language`."""
+    return _SKIP[language]
+
+
 def identifier_counts(text: str, language: Language) -> dict[str, int]:
     """How often each identifier occurs outside comments and strings (keywords left out)."""
-    code = _SKIP[language].sub(" ", text).encode("utf-8", "replace")
+    return code_identifier_counts(_SKIP[language].sub(" ", text), language)
+
+
+def code_identifier_counts(code: str, language: Language) -> dict[str, int]:
+    """`identifier_counts` of a text whose comments and strings are replaced already (by
+    characters that are not word characters; newlines may stay)."""
+    data = code.encode("utf-8", "replace")
     table = _JS_WORDS if language in _JS_FAMILY else _PLAIN_WORDS
     keywords = KEYWORDS[language]
     counts: dict[str, int] = {}
-    for raw, count in Counter(code.translate(table).split()).items():
+    for raw, count in Counter(data.translate(table).split()).items():
         if not raw[:1].isdigit():
             name = raw.decode("utf-8", "replace")
             if name not in keywords:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import PurePath
 from typing import Literal, NamedTuple
 
@@ -91,6 +91,10 @@ def signature_at(lines: list[str], line: int, body_opener: str | None) -> str:
     """The header of the definition starting at 1-based `line`: joined until its brackets close,
     cut where the body opens (`body_opener` at bracket depth 0: ":" for Python, "{" for brace
     languages, None to keep the whole statement), whitespace collapsed, capped in length."""
+    if body_opener is not None and 0 < line <= len(lines):
+        quick = _one_line_signature(lines[line - 1], body_opener)
+        if quick is not None:
+            return quick
     parts: list[str] = []
     depth = 0
     for text in lines[line - 1 : line + 7]:
@@ -113,3 +117,48 @@ def signature_at(lines: list[str], line: int, body_opener: str | None) -> str:
     if len(header) > SIGNATURE_MAX:
         header = header[: SIGNATURE_MAX - 1] + "…"
     return header
+
+
+def _one_line_signature(text: str, body_opener: str) -> str | None:
+    """`signature_at` of a header whose body opens on its first line, with nothing to collapse
+    (most headers); None when the long way is needed. The body opens at the first `body_opener`
+    before which the brackets balance: where `signature_at`'s depth (opened less closed, of any
+    kind) is 0."""
+    count = text.count
+    at = text.find(body_opener)
+    while at >= 0:
+        opened = count("(", 0, at) + count("[", 0, at) + count("{", 0, at)
+        if opened == count(")", 0, at) + count("]", 0, at) + count("}", 0, at):
+            header = text[:at].strip()
+            if "  " in header or not header.isprintable():
+                return None
+            header = header.rstrip(";").rstrip()
+            if len(header) > SIGNATURE_MAX:
+                header = header[: SIGNATURE_MAX - 1] + "…"
+            return header
+        at = text.find(body_opener, at + 1)
+    return None
+
+
+Row = tuple[str, str, int, int, str | None, str]  # a Definition's fields, in order
+
+
+def definitions_from_rows(rows: Iterable[Row]) -> tuple[Definition, ...]:
+    """Definitions from their rows, through the slot descriptors (faster than the frozen
+    dataclass's constructor; the same objects)."""
+    new = object.__new__
+    set_name, set_kind, set_line, set_end, set_container, set_signature = _SETTERS
+    built: list[Definition] = []
+    for name, kind, line, end_line, container, signature in rows:
+        d = new(Definition)
+        set_name(d, name)
+        set_kind(d, kind)
+        set_line(d, line)
+        set_end(d, end_line)
+        set_container(d, container)
+        set_signature(d, signature)
+        built.append(d)
+    return tuple(built)
+
+
+_SETTERS = [getattr(Definition, f.name).__set__ for f in fields(Definition)]

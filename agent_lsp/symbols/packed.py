@@ -9,14 +9,11 @@ to it).
 
 from __future__ import annotations
 
-import dataclasses
 import marshal
 from collections.abc import Iterator, Mapping, Sequence
 from typing import cast, overload
 
-from agent_lsp.symbols.model import Definition
-
-Row = tuple[str, str, int, int, str | None, str]  # a Definition's fields, in order
+from agent_lsp.symbols.model import Definition, Row, definitions_from_rows
 
 
 def pack_definitions(definitions: Sequence[Definition]) -> bytes:
@@ -25,6 +22,13 @@ def pack_definitions(definitions: Sequence[Definition]) -> bytes:
     return marshal.dumps(
         tuple((d.name, d.kind, d.line, d.end_line, d.container, d.signature) for d in definitions)
     )
+
+
+def defined_names(definitions: Sequence[Definition]) -> Sequence[str]:
+    """The names `definitions` define, in order (packed ones stay packed when they know them)."""
+    if isinstance(definitions, Definitions) and definitions.names is not None:
+        return definitions.names
+    return [d.name for d in definitions]
 
 
 def pack_counts(identifiers: Mapping[str, int]) -> bytes:
@@ -41,32 +45,15 @@ def _loads(data: bytes, kind: type) -> object:
     return loaded if isinstance(loaded, kind) else kind()
 
 
-def _build(rows: tuple[Row, ...]) -> tuple[Definition, ...]:
-    """Definitions from their rows, through the slot descriptors (faster than the frozen
-    dataclass's constructor, the same objects)."""
-    new = object.__new__
-    setters = [getattr(Definition, f.name).__set__ for f in dataclasses.fields(Definition)]
-    set_name, set_kind, set_line, set_end, set_container, set_signature = setters
-    built: list[Definition] = []
-    for name, kind, line, end_line, container, signature in rows:
-        d = new(Definition)
-        set_name(d, name)
-        set_kind(d, kind)
-        set_line(d, line)
-        set_end(d, end_line)
-        set_container(d, container)
-        set_signature(d, signature)
-        built.append(d)
-    return tuple(built)
-
-
 class Definitions(Sequence[Definition]):
-    """A file's definitions, built from their stored bytes on first use."""
+    """A file's definitions, built from their stored bytes on first use; `names` (the names
+    they define, when known) answers the name table without building them."""
 
-    __slots__ = ("_built", "packed")
+    __slots__ = ("_built", "names", "packed")
 
-    def __init__(self, packed: bytes) -> None:
+    def __init__(self, packed: bytes, names: tuple[str, ...] | None = None) -> None:
         self.packed: bytes | None = packed
+        self.names = names
         self._built: tuple[Definition, ...] | None = None
 
     def unpacked(self) -> tuple[Definition, ...]:
@@ -76,7 +63,7 @@ class Definitions(Sequence[Definition]):
             if packed is None:  # another thread unpacked it meanwhile (built is set first)
                 return cast(tuple[Definition, ...], self._built)
             try:
-                built = _build(cast(tuple[Row, ...], _loads(packed, tuple)))
+                built = definitions_from_rows(cast(tuple[Row, ...], _loads(packed, tuple)))
             except (TypeError, ValueError):  # a row of another shape: nothing to trust
                 built = ()
             self._built = built

@@ -1,7 +1,7 @@
 """Definitions without tree-sitter: line patterns over the text with comments and strings blanked.
 
-Python bodies end by indentation; JavaScript, TypeScript and Go bodies by matching braces.
-Good enough for an index and a map; tree-sitter is preferred when installed.
+Python is `pyscan.py`'s (bodies end by indentation); JavaScript, TypeScript and Go bodies end
+by matching braces, good enough for an index and a map where tree-sitter is not installed.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
+from agent_lsp.symbols import pyscan
 from agent_lsp.symbols.lexical import blank, line_starts
 from agent_lsp.symbols.model import Found, Language, go_receiver_type
 
@@ -57,79 +58,12 @@ _OPENERS = {")": "(", "]": "[", "}": "{"}
 
 def definitions(text: str, language: Language) -> list[Found]:
     """What the patterns find (containers and signatures are filled in later)."""
-    code = blank(text, language)
     if language == "python":
-        return _python(text, code)
-    source = _Source(code)
+        return pyscan.definitions(text)[0]
+    source = _Source(blank(text, language))
     if language == "go":
         return source.go()
     return source.javascript(language != "javascript")
-
-
-class _Open:
-    """A Python definition whose body is still being read."""
-
-    __slots__ = ("header_end", "indent", "last", "match")
-
-    def __init__(self, match: re.Match[str], header_end: int) -> None:
-        self.match = match
-        self.indent = len(match.group(1))
-        self.header_end = header_end
-        self.last = header_end
-
-
-def _python(text: str, code: str) -> list[Found]:
-    """One pass over the lines: a body ends before the first code line indented no deeper than
-    its definition; comment and string lines never end a body, and extend it when deeper."""
-    lines = code.split("\n")
-    originals = text.split("\n")
-    starts = line_starts(code)
-    opening: dict[int, list[re.Match[str]]] = {}
-    for match in _PY_DEF.finditer(code):
-        opening.setdefault(bisect_right(starts, match.start()) - 1, []).append(match)
-    found: list[Found] = []
-    stack: list[_Open] = []
-
-    def close(until: int) -> None:  # pop definitions indented at least `until`
-        while stack and stack[-1].indent >= until:
-            done = stack.pop()
-            if stack:
-                stack[-1].last = max(stack[-1].last, done.last)
-            kind = "function" if done.match.group(2) == "def" else "class"
-            line = bisect_right(starts, done.match.start())
-            found.append(Found(done.match.group(3), kind, line, done.last + 1))
-
-    for number, line in enumerate(lines):
-        stripped = line.lstrip()
-        holds_code = bool(stripped)
-        if not holds_code:
-            original = originals[number]
-            stripped = original.lstrip()
-            if not stripped:
-                continue
-            line = original
-        indent = len(line) - len(stripped)
-        if holds_code and stack and number > stack[-1].header_end:
-            close(indent)
-        for depth in range(len(stack) - 1, -1, -1):  # the deepest open body this line is in
-            if stack[depth].indent < indent or number <= stack[depth].header_end:
-                stack[depth].last = max(stack[depth].last, number)
-                break
-        for match in opening.get(number, ()):
-            stack.append(_Open(match, _header_end(lines, number)))
-    close(0)
-    return found
-
-
-def _header_end(lines: list[str], first: int) -> int:
-    """The 0-based line where a definition's brackets close."""
-    depth = 0
-    for number in range(first, min(first + 50, len(lines))):
-        line = lines[number]
-        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
-        if depth <= 0:
-            return number
-    return first
 
 
 class _Source:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_lsp.symbols import cache as persisted
@@ -26,19 +26,20 @@ from agent_lsp.symbols.entries import (
 )
 from agent_lsp.symbols.extract import extract
 from agent_lsp.symbols.model import Definition, Engine
+from agent_lsp.symbols.packed import defined_names
 from agent_lsp.symbols.walk import Walker
 
 
-def forget(table: dict[str, tuple[str, ...]], key: str, definitions: Iterable[Definition]) -> None:
+def forget(table: dict[str, tuple[str, ...]], key: str, definitions: Sequence[Definition]) -> None:
     """Take `key` off the names of `definitions` in the name table."""
-    for definition in definitions:
-        keys = table.get(definition.name, ())
+    for name in defined_names(definitions):
+        keys = table.get(name, ())
         if key in keys:
             rest = tuple(k for k in keys if k != key)
             if rest:
-                table[definition.name] = rest
+                table[name] = rest
             else:
-                del table[definition.name]
+                del table[name]
 
 
 def names_of_files(files: Iterable[IndexedFile]) -> dict[str, tuple[str, ...]]:
@@ -99,10 +100,10 @@ class FileTable:
         self._drop(key)
         self._files[key] = entry
         by_name = self._names()
-        for definition in entry.symbols.definitions:
-            keys = by_name.get(definition.name, ())
+        for name in defined_names(entry.symbols.definitions):
+            keys = by_name.get(name, ())
             if key not in keys:
-                by_name[definition.name] = (*keys, key)
+                by_name[name] = (*keys, key)
         self._generation += 1
 
     def _names(self) -> dict[str, tuple[str, ...]]:

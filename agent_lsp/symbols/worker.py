@@ -45,6 +45,7 @@ from agent_lsp.symbols.entries import DiskJob
 from agent_lsp.symbols.extract import extract
 from agent_lsp.symbols.keeper import IDLE_SECONDS, MAX_CRASHES, ChildKeeper, Job
 from agent_lsp.symbols.model import Definition, Engine, FileSymbols, Language
+from agent_lsp.symbols.packed import Counts, Definitions
 from agent_lsp.symbols.process import Child
 
 THRESHOLD = 4096  # characters (bytes for files): ~0.7 ms of in-thread extraction
@@ -215,10 +216,18 @@ def _rebuild(payload: Payload) -> FileSymbols:
 
 
 def _rebuild_hashed(result: Hashed | None) -> Indexed | None:
+    """A disk file's `FileSymbols`, its definitions and counts left packed (names come
+    interned as the child interned them: `marshal` keeps that)."""
     if result is None:
         return None
-    payload, found = result
-    return None if payload is None else _rebuild(payload), found
+    packed, found = result
+    if packed is None:
+        return None, found
+    language, engine, definitions, identifiers, names = packed
+    symbols = FileSymbols(
+        language, sys.intern(engine), Definitions(definitions, names), Counts(identifiers)
+    )
+    return symbols, found
 
 
 def _cores() -> int:
