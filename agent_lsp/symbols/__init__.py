@@ -11,11 +11,22 @@ walk and re-reads), `buffers.py` (editor buffers) and `queries.py`; its records 
 May import: the shared root modules (`fileio`) and `adapters`.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from agent_lsp.symbols.entries import IndexedFile, Reference, SymbolHit
 from agent_lsp.symbols.extract import describe_engines, engine_for, extract
-from agent_lsp.symbols.index import SymbolIndex
 from agent_lsp.symbols.model import Definition, FileSymbols, language_for
-from agent_lsp.symbols.repomap import repo_map
+
+if TYPE_CHECKING:
+    from agent_lsp.symbols.index import SymbolIndex
+    from agent_lsp.symbols.repomap import repo_map
+
+# Imported when first asked for, so that the parse worker (`child.py`) imports only the
+# extraction modules it runs, not the index and the map.
+_LATER = {"SymbolIndex": "index", "repo_map": "repomap"}
 
 __all__ = [
     "Definition",
@@ -30,3 +41,12 @@ __all__ = [
     "language_for",
     "repo_map",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _LATER.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

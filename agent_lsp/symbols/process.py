@@ -26,9 +26,9 @@ from typing import IO, cast
 from agent_lsp.symbols.child import receive, send
 
 ROOT = Path(__file__).resolve().parents[2]  # the folder `agent_lsp` is imported from
-START = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from agent_lsp.symbols.child import main; main()"
-)
+# No `site` (-S): the child is given this process's import path instead (the folder of
+# `agent_lsp` first), which saves most of its start (~40 ms of ~70).
+START = "import sys; sys.path[:] = sys.argv[1:]; from agent_lsp.symbols.child import main; main()"
 STOP_WAIT = 30.0  # seconds a stopped child may take to finish its jobs before it is killed
 
 
@@ -43,7 +43,7 @@ class ChildError(Exception):
 class Child:
     def __init__(self) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-c", START, str(ROOT)],
+            [sys.executable, "-S", "-c", START, str(ROOT), *sys.path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             close_fds=True,
