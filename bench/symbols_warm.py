@@ -7,7 +7,10 @@ are re-checked by digest on every start), each round runs, in a rotating order:
 - ctags: `ctags -R -f - --languages=Python <tree> > /dev/null`;
 - cold, serial: a fresh `SymbolIndex(tree).refresh()` in this process, no cache;
 - cold, pool: the same through a fresh `ProcessExtractor` (one worker process per core for the
-  build, started and shut down inside the build; their CPU counted);
+  build, started and shut down inside the build; their CPU counted); and again with the cache a
+  session keeps, saved at the end of the build (what a session's first start pays);
+- cold, serial, tree-sitter: the serial build with Python parsed by tree-sitter, as it was
+  before the scanner;
 - cold, previous version: `SymbolIndex(tree).refresh()` of the code at `--baseline` (a
   `git archive` copy), timed inside a subprocess (its interpreter start left out); and its warm
   start from its own cache file (alone, and with a first `definitions()` query);
@@ -120,13 +123,27 @@ def cold_serial(tree: Path) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def cold_pool(tree: Path) -> tuple[float, float]:
+def cold_tree_sitter(tree: Path) -> tuple[float, float]:
+    """`cold_serial` with every file parsed by tree-sitter (Python's engine before the scanner)."""
+    built = index(tree, engine="tree-sitter")
+    cpu, start = time.process_time(), time.perf_counter()
+    built.refresh()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def cold_pool(tree: Path, saved: bool = False) -> tuple[float, float]:
+    """A cold build through a fresh `ProcessExtractor`'s pool; `saved`: with the cache a session
+    keeps, written at the end of the build (a session's first start), from no cache file."""
+    cache = cache_path(tree).with_name("symbols-cold.bin") if saved else None
+    if cache is not None:
+        cache.unlink(missing_ok=True)
     children, cpu, start = children_cpu(), time.process_time(), time.perf_counter()
     with ProcessExtractor() as extractor:
-        built = index(tree, extractor=extractor)
+        built = index(tree, extractor=extractor, cache=cache)
         built.refresh()
         wall = time.perf_counter() - start
     assert built.parsed == len(built)
+    assert cache is None or cache.stat().st_size > 0
     return wall, time.process_time() - cpu + children_cpu() - children
 
 
@@ -241,6 +258,8 @@ def bench(
         steps: dict[str, Any] = {
             "cold, serial": lambda: cold_serial(tree),
             "cold, pool": lambda: cold_pool(tree),
+            "cold, pool + save": lambda: cold_pool(tree, saved=True),
+            "cold, serial, tree-sitter": lambda: cold_tree_sitter(tree),
             "warm": lambda: warm(tree, query=""),
             f"warm + definitions({QUERY})": lambda: warm(tree, query="definitions"),
             "warm + totals()": lambda: warm(tree, query="totals"),
@@ -350,7 +369,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", default="e25704e", help="git revision for 'previous'")
+    parser.add_argument("--baseline", default="b2fb9e2", help="git revision for 'previous'")
     parser.add_argument("--incremental-runs", type=int, default=20)
     parser.add_argument("--changed", default="argparse.py")
     parser.add_argument("--change-only", action="store_true", help="only the one-file figures")

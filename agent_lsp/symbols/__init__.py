@@ -1,5 +1,6 @@
-"""The symbol index: per-file definitions and references (tree-sitter when installed, a regex
-fallback otherwise), a project-wide `SymbolIndex`, and a ranked repository map.
+"""The symbol index: per-file definitions and references (Python scanned by `pyscan.py`, the
+other languages parsed by tree-sitter when installed, a regex fallback otherwise), a
+project-wide `SymbolIndex`, and a ranked repository map.
 
 `SymbolIndex` (`index.py`) is put together from one module per responsibility: `table.py` (the
 files and the name table), `persist.py` (the persisted index, `cache.py`), `refresh.py` (the

@@ -1,4 +1,4 @@
-"""Per-file symbols: definitions (tree-sitter, or the regex fallback) and identifier references.
+"""Per-file symbols: definitions (scanned, parsed, or the regex fallback) and identifier references.
 
 `extract(text, language)` scans Python (`pyscan.py`) and picks tree-sitter for the other
 languages when it and the grammar are importable; pass `engine="regex"` to force the regex
@@ -85,10 +85,10 @@ def extract_rows(
         else:
             found = incremental.definitions(key, text, language)
     elif language == "python":
-        found, code = pyscan.definitions(text)
+        found, code = pyscan.definitions(text)  # in order already
     else:
         found = regex_engine.definitions(text, language)
-    rows = finish(found, text.split("\n"), language)
+    rows = finish(found, text.split("\n"), language, ordered=code is not None)
     counts = (
         identifier_counts(text, language)
         if code is None
@@ -97,16 +97,18 @@ def extract_rows(
     return used, rows, counts
 
 
-def finish(found: list[Found], lines: list[str], language: Language) -> list[Row]:
-    """Sort by position, give each definition without a container the innermost definition that
-    encloses it (a function directly inside a class-like one becomes a method), add signatures:
-    the definitions' rows."""
+def finish(
+    found: list[Found], lines: list[str], language: Language, *, ordered: bool = False
+) -> list[Row]:
+    """Sort by position (unless `ordered`: by line, one per line), give each definition without
+    a container the innermost definition that encloses it (a function directly inside a
+    class-like one becomes a method), add signatures: the definitions' rows."""
     out: list[Row] = []
     stack: list[tuple[str, str, int]] = []  # name, kind, end line
     python = language == "python"
-    for name, kind, line, end_line, container in sorted(
-        found, key=lambda f: (f.line, -f.end_line, f.name)
-    ):
+    if not ordered:
+        found = sorted(found, key=lambda f: (f.line, -f.end_line, f.name))
+    for name, kind, line, end_line, container in found:
         while stack and stack[-1][2] < end_line:
             stack.pop()
         if container is None and stack:

@@ -119,11 +119,28 @@ def signature_at(lines: list[str], line: int, body_opener: str | None) -> str:
     return header
 
 
+# a header whose brackets hold no brackets, up to the first `:` (or `{`) outside them
+_SIMPLE_HEADERS = {
+    ":": re.compile(r"[^()\[\]{}:]*(?:\([^()\[\]{}]*\)[^()\[\]{}:]*)*:"),
+    "{": re.compile(r"[^()\[\]{}]*(?:\([^()\[\]{}]*\)[^()\[\]{}]*)*\{"),
+}
+
+
 def _one_line_signature(text: str, body_opener: str) -> str | None:
     """`signature_at` of a header whose body opens on its first line, with nothing to collapse
     (most headers); None when the long way is needed. The body opens at the first `body_opener`
     before which the brackets balance: where `signature_at`'s depth (opened less closed, of any
     kind) is 0."""
+    simple = _SIMPLE_HEADERS.get(body_opener)
+    if simple is not None and (match := simple.match(text)) is not None:
+        at = match.end() - 1  # no bracket left open before it, and no earlier `body_opener`
+        header = text[:at].strip()
+        if "  " in header or not header.isprintable():
+            return None
+        header = header.rstrip(";").rstrip()
+        if len(header) > SIGNATURE_MAX:
+            header = header[: SIGNATURE_MAX - 1] + "…"
+        return header
     count = text.count
     at = text.find(body_opener)
     while at >= 0:

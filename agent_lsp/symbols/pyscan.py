@@ -34,7 +34,9 @@ from agent_lsp.symbols.model import Found
 _INNER = r"[^\n()\[\]{}]"
 _NESTED = rf"(?:{_INNER}|\({_INNER}*\)|\[{_INNER}*\]|\{{{_INNER}*\}})*"
 _ONE_LINE = rf"(?:{_INNER}|\({_NESTED}\)|\[{_NESTED}\]|\{{{_NESTED}\}})*+(?<!\\)(?=\n|\Z)"
-_DEF = re.compile(rf"^([ \t]*+)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)({_ONE_LINE})?", re.M)
+_HEAD = rf"([ \t]*+)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)({_ONE_LINE})?"
+_DEF = re.compile(rf"\n{_HEAD}")  # a literal first: searched far faster than `^` with re.M
+_FIRST_DEF = re.compile(_HEAD)  # on the first line
 _DEF_START = re.compile(r"[ \t]*+(?:async[ \t]+)?(?:def|class)[ \t]")
 _BRACKET_OR_NEWLINE = re.compile(r"[()\[\]{}\n]")
 _BRACKETS = str.maketrans("[{]}", "(())")
@@ -68,6 +70,8 @@ def definitions(text: str) -> tuple[list[Found], str]:
     (for identifier counts: nothing in it is a comment or a string any more)."""
     code = blank(text)
     matches = list(_DEF.finditer(code))
+    if (first := _FIRST_DEF.match(code)) is not None:
+        matches.insert(0, first)
     if not matches:
         return [], code
     size = len(code)
@@ -77,23 +81,25 @@ def definitions(text: str) -> tuple[list[Found], str]:
     # every bracket as "(" or ")", where offsets stay those of `code` (an ASCII text)
     counted = code.translate(_BRACKETS) if code.isascii() else None
     intern = sys.intern
+    make = tuple.__new__  # a `Found` without its constructor's Python frame
     found: list[Found] = []
     for match in matches:
-        start, width = match.start(), match.end(1) - match.start()
-        header = match.end() if match.group(4) is not None else _header_end(code, match.end(), size)
+        indent, keyword, name, one_line = match.groups()
+        start, width = match.start(1), len(indent)
+        header = match.end() if one_line is not None else _header_end(code, match.end(), size)
         stop = _body_stop(code, counted, header, width, size)
         last = _last_content(code, header, stop, width)
         line = bisect_left(ends, start)
         end_line = bisect_left(ends, last - 1) if last > start else line
-        kind = "function" if match.group(2) == "def" else "class"
-        found.append(Found(intern(match.group(3)), kind, line, max(line, end_line)))
+        kind = "function" if keyword == "def" else "class"
+        found.append(make(Found, (intern(name), kind, line, max(line, end_line), None)))
     return found, code
 
 
 def _body_stop(code: str, counted: str | None, header: int, width: int, size: int) -> int:
     """The offset of the newline before the first line after `header` that holds code
     indented `width` or less and continues no other line (the body's end), or `size`."""
-    ender = _ender(width)
+    ender = _enders.get(width) or _ender(width)
     at = header
     while (end := ender.search(code, at)) is not None:
         stop = end.start()
