@@ -54,6 +54,18 @@ CASES: list[tuple[str, str, list[Row]]] = [
         [("A", "class", 1, 8, None), ("f", "method", 2, 4, "A"), ("g", "method", 7, 8, "A")],
     ),
     (
+        "trailing comments end at the first one indented less than the body's code",
+        "def f():\n"
+        "    x = 1\n"
+        "    # in f\n"
+        "   # shallower than f's code: not in f, nor what follows\n"
+        "    # nor this\n"
+        "#def g():\n"
+        "    # neither\n"
+        "y = 2\n",
+        [("f", "function", 1, 3, None)],
+    ),
+    (
         "a docstring is a body; a string at the margin ends one",
         'def f():\n    """Only a\n    docstring."""\n"""A string at the margin."""\n'
         "def g(): 'one line'\n",
