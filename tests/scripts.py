@@ -13,17 +13,23 @@ COMPLETED = f"agent-lsp: completed: {SUMMARY} (changed: calc.py)"  # the fix, in
 TOTALS = r" — \d[^,]*, \d+ model calls?, \d+ tool runs?, tokens: [^,]+ in, [^,]+ out.*"
 
 
-# What may come between an outcome and its totals: what was asked about a fix's diagnostic
-# (tests of the re-check give it in `prefix`; the others need not).
-RECHECKED = (
-    r"(?: — diagnostic '.*' at \S+:\d+ (?:gone|still there|could not be re-checked) \(.*\))?"
-)
+# What comes between an outcome and its totals when a fix's diagnostic was asked again; the
+# verdict (`gone`, `still there`, `could not be re-checked`) is the test's to give.
+RECHECKS = ("gone", "still there", "could not be re-checked")
 
 
-def outcome(prefix: str) -> str:
-    """The regex of an outcome message: `prefix` exactly, then the re-check of a fix's
-    diagnostic if the prefix did not give it, then the totals."""
-    return re.escape(prefix) + RECHECKED + TOTALS
+def recheck_text(verdict: str) -> str:
+    """The regex of the re-check text with `verdict`."""
+    assert verdict in RECHECKS, verdict
+    return rf" — diagnostic '.*' at \S+:\d+ {re.escape(verdict)} \(.*\)"
+
+
+def outcome(prefix: str, recheck: str | None = None) -> str:
+    """The regex of an outcome message: `prefix` exactly, then — only when `recheck` names a
+    verdict — the re-check of a fix's diagnostic with that verdict, then the totals. Without
+    `recheck` a re-check text (one the prefix does not give) does not match."""
+    middle = "" if recheck is None else recheck_text(recheck)
+    return re.escape(prefix) + middle + TOTALS
 
 
 def fix_average_script() -> list[Reply]:

@@ -107,6 +107,11 @@ def test_go_run_of_a_main_package_that_listens(tmp_path: Path) -> None:
 def test_the_ready_argument() -> None:
     assert parse_ready(" 5173 ") == ((5173,), None)
     assert parse_ready(r"listening on \d+") == ((), "listening on [0-9]+")
+    assert parse_ready("+5173") == ((5173,), None)
     for bad in ["0", "70000", "(["]:
         with pytest.raises(ValueError, match="ready: "):
             parse_ready(bad)
+    # A negative number is not a port: it was waited for as a line of output holding "-1".
+    for negative in ["-1", " -8000 "]:
+        with pytest.raises(ValueError, match=r"ready: -\d+ is not a port number \(1-65535\)"):
+            parse_ready(negative)

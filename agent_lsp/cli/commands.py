@@ -13,11 +13,9 @@ from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
-from agent_lsp.loop.verify import format_report
+from agent_lsp.loop.verify import format_report, run_in_copy
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import TaskOutcome, TaskStatus
-from agent_lsp.safety.confined import ConfinedShell
-from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
@@ -153,11 +151,9 @@ async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> 
     unknown = [why for why in (_unknown_target(root, t) for t in targets) if why]
     if unknown:
         return _test_error(as_json, "unknown_target", "; ".join(unknown), EXIT_USAGE)
-    sandbox = build_policy(root, loaded.settings).sandbox
-    roots = (root, *sandbox.extra_writable)
-    shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
+    safety = build_policy(root, loaded.settings)
     relative = [_relative_target(root, t) for t in targets]
-    report = await adapter.run(root, root, relative, shell=shell, timeout=600)
+    report = await run_in_copy(root, adapter, safety, relative, timeout=600)
     code = EXIT_OK if report.ok else EXIT_NOT_DONE
     if as_json:
         print(json.dumps(report_dict(report) | {"exit_code": code}), flush=True)

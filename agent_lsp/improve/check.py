@@ -25,10 +25,9 @@ from agent_lsp.improve.patch import ImprovementPatch, key_path
 from agent_lsp.improve.tool import ProposeImprovementTool
 from agent_lsp.improve.tools_check import check_tools, declared_tools
 from agent_lsp.loop.toolbox import Described, tool_spec
+from agent_lsp.loop.verify import run_in_copy
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.notes import MAX_NOTE_CHARS, NotesError, parse_tool_notes
-from agent_lsp.safety.confined import ConfinedShell
-from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.tools import CONTRACT_TOOLS
 
@@ -117,10 +116,9 @@ async def _dry_run(root: Path, settings: Settings) -> str:
     adapter = detect_toolchain(root, settings.tests.args)
     if adapter is None:
         raise ImprovementError("the test settings change but the project has no test runner")
-    sandbox = build_policy(root, settings).sandbox
-    roots = (root, *sandbox.extra_writable)
-    shell = ConfinedShell(sandbox, Confinement(writable=roots, visible=roots))
-    report = await adapter.run(root, root, [], shell=shell, timeout=settings.tests.timeout)
+    report = await run_in_copy(
+        root, adapter, build_policy(root, settings), timeout=settings.tests.timeout
+    )
     ran = report.passed + report.failed + report.skipped  # errors alone: nothing ran (a bad
     # argument, a usage error)
     if report.timed_out or report.exit_code is None or ran == 0:

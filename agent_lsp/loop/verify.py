@@ -6,14 +6,18 @@ import asyncio
 import shutil
 import weakref
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
 from adapters.linters import LintIssue, run_linters
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.paths import is_secret_path
 from agent_lsp.safety.policy import CommandPolicy
+from agent_lsp.safety.sandbox import Confinement
+from agent_lsp.safety.setup import PolicySetup
 from agent_lsp.safety.tempdirs import make_dir
 
 
@@ -25,6 +29,35 @@ def new_shadow_dir() -> Path:
     """A new shadow folder, removed by `Verifier.close` or, at the latest, when the process
     ends (at exit, on SIGTERM, or by the next start after a SIGKILL: `safety.tempdirs`)."""
     return make_dir("agent-lsp-shadow-")
+
+
+async def run_in_copy(
+    root: Path,
+    adapter: ToolchainAdapter,
+    safety: PolicySetup,
+    targets: Sequence[str] = (),
+    *,
+    timeout: float,  # noqa: ASYNC109 - the test run's own limit, as in adapter.run
+) -> TestReport:
+    """The tests on the files as they are on disk, in a shadow copy made for this run and
+    removed after it (`agent-lsp test`, the dry run of an improvement's self-check): only the
+    copy is writable, so nothing the tests write (caches, output files) lands in the project;
+    the secret files are not copied, as for every test run."""
+    folder = new_shadow_dir()
+    home = safety.engine.guard.home
+    shadow = ShadowWorkspace(
+        root, folder, skip=lambda rel: is_secret_path(PurePosixPath(rel), home), watch=False
+    )
+    sandbox = safety.sandbox
+    roots = (root, *sandbox.extra_writable)
+    writable = (folder, *sandbox.extra_writable)
+    shell = ConfinedShell(sandbox, Confinement(writable=writable, visible=roots))
+    try:
+        run_root = await asyncio.to_thread(shadow.sync, {})
+        return await adapter.run(root, run_root, list(targets), shell=shell, timeout=timeout)
+    finally:
+        shadow.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Verifier:

@@ -134,16 +134,22 @@ _TYPES: dict[str, Any] = {"string": str, "integer": int, "boolean": bool, "path"
 
 
 def args_model(name: str, decl: ToolDecl) -> type[BaseModel]:
-    """The pydantic model of the tool's arguments: its JSON schema is what the model sees."""
+    """The pydantic model of the tool's arguments: its JSON schema is what the model sees. An
+    integer is 0 or more (a count, a limit, a line, a port): `-1` as an argv element would be
+    read as an option (`kill -1`, `head -n -1`)."""
     fields: dict[str, Any] = {}
     for arg, spec in decl.args.items():
         kind: Any = Literal[tuple(spec.enum or ())] if spec.type == "enum" else _TYPES[spec.type]
         about = spec.description or arg
+        limits: dict[str, Any] = {}
         if spec.type == "path":
             about += " (a path inside the project)"
+        if spec.type == "integer":
+            about += " (0 or more)"
+            limits["ge"] = 0
         if spec.required:
-            fields[arg] = (kind, Field(description=about))
+            fields[arg] = (kind, Field(description=about, **limits))
         else:
-            fields[arg] = (kind | None, Field(None, description=about))
+            fields[arg] = (kind | None, Field(None, description=about, **limits))
     title = "".join(part.title() for part in name.split("_")) + "Args"
     return create_model(title, __config__=ConfigDict(extra="forbid"), **fields)

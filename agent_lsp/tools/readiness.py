@@ -53,7 +53,7 @@ def parse_ready(ready: str) -> tuple[tuple[int, ...], str | None]:
     """The model's `ready` argument: a port number, or an extended regular expression for a
     line (`\\d` is accepted for `[0-9]`). Raises ValueError when neither."""
     text = ready.strip()
-    if text.isdigit():
+    if re.fullmatch(r"[+-]?[0-9]+", text):  # a number is a port, never a line: `-1` too
         port = int(text)
         if not 0 < port < 65536:
             raise ValueError(f"ready: {port} is not a port number (1-65535)")

@@ -74,7 +74,7 @@ async def test_a_fix_in_a_file_not_open_lands_in_the_editor_unsaved(
         test_uri = client.open(project / "tests" / "test_calc.py")  # calc.py is not open
         await fix(client, test_uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed")
-        assert re.fullmatch(outcome(COMPLETED), done.message)
+        assert re.fullmatch(outcome(COMPLETED, recheck="gone"), done.message)
 
         # The editor got the edit (versionless: it had not opened the file) and holds it,
         # unsaved; nothing was written behind it.
@@ -135,7 +135,7 @@ async def test_an_edit_under_review_is_waited_for_and_applied(
         uri = client.open(calc)
         await fix(client, uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed", timeout=120)
-        assert re.fullmatch(outcome(COMPLETED), done.message)
+        assert re.fullmatch(outcome(COMPLETED, recheck="gone"), done.message)
         assert client.buffers[uri] == on_disk.replace(BUG, FIX)
         reports = [
             r.message
@@ -203,7 +203,7 @@ async def test_an_applied_edit_whose_change_comes_late_is_waited_for(
         uri = client.open(calc)
         await fix(client, uri, FAILURE)
         done = await client.wait_for_message("agent-lsp: completed", timeout=120)
-        assert re.fullmatch(outcome(COMPLETED), done.message)
+        assert re.fullmatch(outcome(COMPLETED, recheck="gone"), done.message)
         await until(lambda: all(task.done() for task in pending))
         assert client.buffers[uri] == on_disk.replace(BUG, FIX)
         assert "pytest: 2 passed, 0 failed" in tool_messages(fake_openai.requests[3])[2]

@@ -127,15 +127,18 @@ def run_emacs(
     return seen
 
 
-def assert_fixed_in_buffer_not_on_disk(seen: dict[str, Any], before: str, bug: str) -> None:
-    assert re.fullmatch(outcome(COMPLETED), seen["outcome"])
+def assert_fixed_in_buffer_not_on_disk(
+    seen: dict[str, Any], before: str, bug: str, recheck: str | None
+) -> None:
+    """`recheck`: the verdict on the fix's diagnostic (None: a task without one)."""
+    assert re.fullmatch(outcome(COMPLETED, recheck=recheck), seen["outcome"])
     assert seen["buffer"] == before.replace(bug, FIX)
     assert seen["modified"] is True
     assert seen["disk"] == before  # the agent's edit is in the buffer, unsaved
     # `agent-lsp-show-log' shows the agent's transcript, ending with the outcome.
     transcript = seen["transcript"]
     assert "agent-lsp: " in transcript.splitlines()[0]
-    assert re.search(outcome(COMPLETED) + r"\Z", transcript.rstrip())
+    assert re.search(outcome(COMPLETED, recheck=recheck) + r"\Z", transcript.rstrip())
 
 
 def assert_model_saw_tests_pass(fake_openai: FakeOpenAIServer) -> None:
@@ -181,7 +184,7 @@ def test_eglot_proxy_fix_pyflakes_diagnostic(
     assert command["arguments"][1]["source"] == "pyflakes"
     assert seen["answer"].keys() == {"taskId"}
 
-    assert_fixed_in_buffer_not_on_disk(seen, before, NAME_BUG)
+    assert_fixed_in_buffer_not_on_disk(seen, before, NAME_BUG, recheck="gone")  # pylsp asked
     # pylsp saw the agent's edit (didChange through the proxy) and withdrew its diagnostic.
     assert seen["diagnostics_after"] == []
     assert_model_saw_tests_pass(fake_openai)
@@ -211,7 +214,7 @@ def test_eglot_proxy_run_task(
         },
     ]
     assert seen["answer"].keys() == {"taskId"}
-    assert_fixed_in_buffer_not_on_disk(seen, before, BUG)
+    assert_fixed_in_buffer_not_on_disk(seen, before, BUG, recheck=None)  # no diagnostic
     assert_model_saw_tests_pass(fake_openai)
     assert "make the failing test pass" in json.dumps(fake_openai.requests[0])
     assert seen["cancel_answer"] == {"cancelled": False}  # nothing left to cancel
@@ -274,7 +277,8 @@ def test_lsp_mode_add_on_run_tests_then_fix(
     if how == "fix":
         assert seen["answer"].keys() == {"taskId"}
 
-    assert_fixed_in_buffer_not_on_disk(seen, before, BUG)
+    # The failed test's diagnostic: the test is re-run on the fixed text and passes.
+    assert_fixed_in_buffer_not_on_disk(seen, before, BUG, recheck="gone")
     assert_model_saw_tests_pass(fake_openai)
     assert failure["message"] in json.dumps(fake_openai.requests[0])
 
@@ -292,9 +296,10 @@ def assert_test_failure(seen: dict[str, Any]) -> None:
 
 
 def assert_fixed_in_the_closed_source(seen: dict[str, Any], before: str) -> None:
-    """The fix is in calc.py, which was not visited: it is in a buffer now, unsaved."""
+    """The fix is in calc.py, which was not visited: it is in a buffer now, unsaved; the failed
+    test it started from was re-run on the fixed text and passed."""
     assert seen["answer"].keys() == {"taskId"}
-    assert re.fullmatch(outcome(COMPLETED), seen["outcome"])
+    assert re.fullmatch(outcome(COMPLETED, recheck="gone"), seen["outcome"])
     assert seen["calc_visited"] is True
     assert seen["buffer"] == before.replace(BUG, FIX)
     assert seen["modified"] is True

@@ -383,7 +383,7 @@ def test_palette_task_status_bar_and_settings_against_agent_lsp(
     assert "error" not in levels, seen["messages"]
     started = r"agent-lsp: task \w+ started \(agent-lsp: Cancel task stops it\)"
     assert [t for t in texts if re.fullmatch(started, t)], texts
-    completed = outcome(f"agent-lsp: completed: {SUMMARY} (changed: calc.py)")
+    completed = outcome(f"agent-lsp: completed: {SUMMARY} (changed: calc.py)")  # no re-check
     assert [t for t in texts if re.fullmatch(completed, t)], texts
     # The task's progress is a notification with Cancel (not vscode-languageclient's status-bar
     # spinner, which has none), and it got every report.

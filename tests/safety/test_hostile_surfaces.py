@@ -185,6 +185,52 @@ def test_a_project_tool_program_that_reads_as_an_assignment_is_refused() -> None
         parse_project_tools(toml, RESERVED_NAMES)
 
 
+def head_tool(root: Path) -> ProjectTool:
+    """A project tool with a count: `head -n {lines} {path}`."""
+    (decl,) = parse_project_tools(
+        '[tools.head_file]\ndescription = "The first lines of a file"\n'
+        'command = ["head", "-n", "{lines}", "{path}"]\n'
+        '[tools.head_file.args.lines]\ntype = "integer"\nrequired = true\n'
+        '[tools.head_file.args.path]\ntype = "path"\nrequired = true\n',
+        RESERVED_NAMES,
+    ).values()
+    channel = RecordingChannel()
+    policy = CommandPolicy(channel, engine=SafetyPolicy(root))
+    shell = ConfinedShell(Sandbox(), Confinement(writable=(root,), visible=(root,)))
+    return ProjectTool("head_file", decl, Workspace(root, channel, policy), shell, policy)
+
+
+def test_a_negative_integer_argument_of_a_project_tool_is_an_error_result(tmp_path: Path) -> None:
+    """An integer argument is a count, a limit, a line, a port: `-1` is none of them, and as an
+    argv element it is an option (`head -n -1` prints all but the last line; `kill -1` signals
+    every process). The model sees the bound in the schema; a negative value (a number or its
+    text) is an error result that says so, nothing runs, and the next call works."""
+    root = workspace(tmp_path)
+    (root / "data.txt").write_text("1\n2\n3\n")
+    tool = head_tool(root)
+    box = ToolBox([tool], 10, 10)
+    [spec] = box.specs()
+    assert spec.parameters["properties"]["lines"]["minimum"] == 0
+    for value in ("-1", '"-2"'):
+        call = ToolCall(
+            id="c1", name="head_file", arguments=f'{{"lines": {value}, "path": "data.txt"}}'
+        )
+        result = asyncio.run(box.call(call))
+        assert result.status is ToolStatus.ERROR
+        assert result.error == (
+            "invalid arguments for head_file: lines: Input should be greater than or equal to 0"
+        )
+        assert "argv" not in result.metadata  # nothing ran
+    arguments = '{"lines": 2, "path": "data.txt"}'
+    done = asyncio.run(box.call(ToolCall(id="c2", name="head_file", arguments=arguments)))
+    assert (done.status, done.output, done.metadata["argv"]) == (
+        ToolStatus.SUCCESS,
+        "1\n2\n",
+        ["head", "-n", "2", "data.txt"],
+    )
+    assert (root / "data.txt").read_text() == "1\n2\n3\n"
+
+
 def test_tool_arguments_with_an_integer_too_long_to_read_are_an_error_result(
     tmp_path: Path,
 ) -> None:
