@@ -5,10 +5,12 @@ scripted server)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from agent_lsp.loop.control import TaskControl
 from agent_lsp.messages import TaskStatus
 from agent_lsp.task import Task, TaskKind
 from tests.e2e.test_lsp_tests import until
@@ -65,6 +67,22 @@ async def test_the_answer_a_skip_and_a_silence_reach_the_model_in_words(
     assert "no answer: no answer within 0 s. Decide yourself" in tool_messages(
         fake_openai.requests[-1]
     )[0].replace("0.5", "0")
+
+
+class OwnTimeoutChannel(RecordingChannel):
+    """An editor channel whose own wait for the user runs out (as the LSP one's does, after
+    askTimeout too): no answer, just before the task's wait would end."""
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        await asyncio.sleep(0.29)
+        return None
+
+
+async def test_a_question_whose_channel_gives_up_at_the_timeout_is_a_timeout() -> None:
+    answer = await TaskControl(OwnTimeoutChannel(), timeout=0.3).ask("Fix it?", ["Yes", "No"])
+    assert (answer.text, answer.why) == (None, "no answer within 0 s")
+    answer = await TaskControl(RecordingChannel(), timeout=5).ask("Fix it?", ["Yes"])
+    assert answer.why == "the user gave no answer (dismissed, or no one to answer)"
 
 
 async def test_a_yes_to_a_permission_question_grants_nothing(

@@ -17,6 +17,8 @@ from agent_lsp.seams import EditorChannel
 GO_ON, STOP = "Go on", "Stop"
 CONFIRMED = "Asked before going on, the user said go on despite: "
 SKIP = "Skip"  # offered with every question: the user chooses not to answer
+# an empty answer after this share of the timeout is the channel's own wait running out
+TIMED_OUT = 0.95
 POLL = 0.05  # seconds between looks for a steer note while a question waits
 
 
@@ -71,6 +73,7 @@ class TaskControl:
         it waits answers it too, in the user's words. No answer within `timeout` is none."""
         extra = skip and options and SKIP not in options
         choices = [*options, SKIP] if extra else list(options)
+        started = asyncio.get_running_loop().time()
         asked = asyncio.ensure_future(self.channel.ask(question, choices))
         noted = asyncio.ensure_future(self._next_note())
         try:
@@ -89,9 +92,13 @@ class TaskControl:
             text = asked.result()
             if text == SKIP and extra:
                 return Answer(None, "the user chose not to answer")
-            if text is None or not text.strip():
+            waited = asyncio.get_running_loop().time() - started
+            if text is None and waited >= self.timeout * TIMED_OUT:
+                pass  # the channel's own wait (askTimeout too) ran out first: a timeout
+            elif text is None or not text.strip():
                 return Answer(None, "the user gave no answer (dismissed, or no one to answer)")
-            return Answer(text.strip())
+            else:
+                return Answer(text.strip())
         return Answer(None, f"no answer within {self.timeout:.0f} s")
 
     async def _next_note(self) -> str:
