@@ -52,6 +52,8 @@ THRESHOLD = 4096  # characters (bytes for files): ~0.7 ms of in-thread extractio
 BATCH_BYTES = 64 * 1024  # files per round trip, by size (~12 ms of work in the child)
 BATCH_FILES = 64  # and by count
 IN_FLIGHT = 2  # batches sent ahead of the one being collected
+POOL_BATCH_BYTES = 256 * 1024  # a pool's batches (~15 ms of work in a worker)
+POOL_BATCH_FILES = 256
 POOL_BYTES = 2 * 1024 * 1024  # files to read at once that go to a pool (~0.2 s of extraction)
 
 DiskFile = tuple[Path, Language, int]  # path, language, size in bytes
@@ -103,20 +105,30 @@ class ProcessExtractor(ChildKeeper):
         self, files: Sequence[DiskJob], engine: Engine = "auto"
     ) -> Iterator[tuple[int, Indexed | None]]:
         """(position in `files`, `disk.index_disk_file` of it) for every file, in the order they
-        get done. The child reads, hashes and extracts them in batches, big files first; while
-        it works, the calling thread does small files (under `threshold`) from the other end
-        instead of waiting. All in the calling thread when the files are small altogether;
+        get done. The child reads, hashes and extracts them in batches, biggest files first;
+        while it works, the calling thread does small files (under `threshold`) from the other
+        end instead of waiting. All in the calling thread when the files are small altogether;
         `workers` children instead of the one when they are `pool_bytes` or more (a cold
-        build), stopped before this returns."""
+        build), in bigger batches and with every file (this thread only hands them out),
+        stopped before this returns."""
         total = sum(size for _, _, size, _ in files)
         if total < self.threshold:
             for position, (path, language, _, expected) in enumerate(files):
                 yield position, index_disk_file(path, language, engine, expected, extract)
             return
-        big = deque(n for n, (_, _, size, _) in enumerate(files) if size >= self.threshold)
-        small = deque(n for n, (_, _, size, _) in enumerate(files) if size < self.threshold)
-        pending: deque[tuple[list[int], Job | None]] = deque()
         pool = self._build_pool() if total >= self.pool_bytes else []
+        # a pool takes every file, in bigger batches: this thread only hands them out (taking
+        # small files itself, it would compete with the workers for the cores)
+        threshold = 1 if pool else self.threshold
+        limits = (POOL_BATCH_BYTES, POOL_BATCH_FILES) if pool else None
+        big = deque(
+            sorted(  # biggest first, so that the last batches are small and end together
+                (n for n, (_, _, size, _) in enumerate(files) if size >= threshold),
+                key=lambda n: -files[n][2],
+            )
+        )
+        small = deque(n for n, (_, _, size, _) in enumerate(files) if size < threshold)
+        pending: deque[tuple[list[int], Job | None]] = deque()
         in_flight = IN_FLIGHT * max(1, len(pool))
 
         def here(position: int) -> tuple[int, Indexed | None]:
@@ -135,7 +147,9 @@ class ProcessExtractor(ChildKeeper):
 
         try:
             while True:
-                while len(pending) <= in_flight and (batch := self._batch(files, big, small)):
+                while len(pending) <= in_flight and (
+                    batch := self._batch(files, big, small, limits)
+                ):
                     pending.append((batch, send(batch)))
                 if not pending:
                     return
@@ -172,15 +186,22 @@ class ProcessExtractor(ChildKeeper):
                 break
         return pool
 
-    def _batch(self, files: Sequence[DiskJob], big: deque[int], small: deque[int]) -> list[int]:
+    def _batch(
+        self,
+        files: Sequence[DiskJob],
+        big: deque[int],
+        small: deque[int],
+        limits: tuple[int, int] | None = None,
+    ) -> list[int]:
         """The positions of the child's next batch: big files in order, then small ones from the
         end (the calling thread takes them from the front)."""
         batch: list[int] = []
         size = 0
-        while (big or small) and len(batch) < self.batch_files:
+        most_bytes, most_files = (self.batch_bytes, self.batch_files) if limits is None else limits
+        while (big or small) and len(batch) < most_files:
             position = big[0] if big else small[-1]
             size += files[position][2]
-            if batch and size > self.batch_bytes:
+            if batch and size > most_bytes:
                 break
             batch.append(big.popleft() if big else small.pop())
         return batch
