@@ -10,6 +10,7 @@ child's definitions stay packed until read).
 from __future__ import annotations
 
 import os
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -219,6 +220,9 @@ def test_an_index_built_by_a_pool_keeps_the_child_s_definitions_packed(tmp_path:
         (f.path, f.symbols) for f in plain.files()
     ]
     assert pooled.definitions("m5") == plain.definitions("m5")
+    # the counts' names come back interned, shared between files (one string per name)
+    counts = [f.symbols.identifiers for f in pooled.files()]
+    assert all(sys.intern(name) is name for found in counts for name in found)
 
 
 def is_packed(definitions: object) -> bool:

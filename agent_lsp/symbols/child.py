@@ -58,7 +58,7 @@ def receive(stream: IO[bytes]) -> object | None:
 
 
 def extract_text(text: str, language: Language, engine: Engine, key: str | None = None) -> Payload:
-    used, rows, counts = extract_rows(text, language, engine, key=key)
+    used, rows, counts = extract_rows(text, language, engine, key=key, interned=False)
     return language, used, tuple(rows), counts
 
 
@@ -75,7 +75,7 @@ def index_paths(files: list[PathJob], engine: Engine) -> list[Hashed | None]:
         if text is None:
             out.append((None, found))
             continue
-        used, rows, counts = extract_rows(text, language, engine, key=path)
+        used, rows, counts = extract_rows(text, language, engine, key=path, interned=False)
         packed = (
             language,
             used,

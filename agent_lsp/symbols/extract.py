@@ -73,10 +73,16 @@ def extract(
 
 
 def extract_rows(
-    text: str, language: Language, engine: Engine = "auto", *, key: str | None = None
+    text: str,
+    language: Language,
+    engine: Engine = "auto",
+    *,
+    key: str | None = None,
+    interned: bool = True,
 ) -> tuple[str, list[Row], dict[str, int]]:
     """What `extract` finds as plain values: the engine used, the definitions' rows (a
-    `Definition`'s fields, in order) and the identifier counts."""
+    `Definition`'s fields, in order) and the identifier counts (their names interned unless
+    `interned` is False, where they cross a pipe: the receiver interns them)."""
     used = engine_for(language, engine)
     code: str | None = None  # the text with comments and strings blanked, if an engine made it
     if used == TREE_SITTER:
@@ -92,7 +98,7 @@ def extract_rows(
     counts = (
         identifier_counts(text, language)
         if code is None
-        else code_identifier_counts(code, language)
+        else code_identifier_counts(code, language, interned=interned)
     )
     return used, rows, counts
 

@@ -97,9 +97,13 @@ def identifier_counts(text: str, language: Language) -> dict[str, int]:
     return code_identifier_counts(_SKIP[language].sub(" ", text), language)
 
 
-def code_identifier_counts(code: str, language: Language) -> dict[str, int]:
+def code_identifier_counts(
+    code: str, language: Language, *, interned: bool = True
+) -> dict[str, int]:
     """`identifier_counts` of a text whose comments and strings are replaced already (by
-    characters that are not word characters; newlines may stay)."""
+    characters that are not word characters; newlines may stay); `interned=False` leaves the
+    names as they are (for counts that cross a pipe: the receiver interns them)."""
+    keep = intern if interned else str
     data = code.encode("utf-8", "replace")
     table = _JS_WORDS if language in _JS_FAMILY else _PLAIN_WORDS
     keywords = KEYWORDS[language]
@@ -108,7 +112,7 @@ def code_identifier_counts(code: str, language: Language) -> dict[str, int]:
         if not raw[:1].isdigit():
             name = raw.decode("utf-8", "replace")
             if name not in keywords:
-                counts[intern(name)] = count
+                counts[keep(name)] = count
     return counts
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Iterator, Mapping, Sequence
+from sys import intern
 from typing import cast, overload
 
 from agent_lsp.symbols.model import Definition, Row, definitions_from_rows
@@ -114,7 +115,9 @@ class Counts(Mapping[str, int]):
             packed = self.packed
             if packed is None:  # another thread unpacked it meanwhile (counts are set first)
                 return cast(dict[str, int], self._counts)
-            counts = self._counts = cast(dict[str, int], _loads(packed, dict))
+            loaded = cast(dict[str, int], _loads(packed, dict))
+            # names interned here (a worker leaves that to the receiver; `marshal` keeps it)
+            counts = self._counts = dict(zip(map(intern, loaded), loaded.values(), strict=True))
             self.packed = None
         return counts
 

@@ -238,7 +238,8 @@ def _rebuild(payload: Payload) -> FileSymbols:
 
 def _rebuild_hashed(result: Hashed | None) -> Indexed | None:
     """A disk file's `FileSymbols`, its definitions and counts left packed (names come
-    interned as the child interned them: `marshal` keeps that)."""
+    interned as the child interned them (`marshal` keeps that); the counts' names are
+    interned when they are unpacked)."""
     if result is None:
         return None
     packed, found = result
