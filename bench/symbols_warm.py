@@ -245,6 +245,7 @@ def bench(
     runs: int,
     changed: Path,
     cold: bool = True,
+    cold_only: bool = False,
 ) -> dict[str, Any]:
     settle(tree)
     seed = index(tree, cache=cache_path(tree))
@@ -270,6 +271,12 @@ def bench(
             steps[f"cold, {baseline}"] = lambda: cold_baseline(tree, code)
         if not cold:  # `--no-cold`: the warm figures alone (a cold build is ~15x ctags)
             steps = {name: step for name, step in steps.items() if not name.startswith("cold")}
+        if cold_only:  # `--cold-only`: ctags and this checkout's cold builds, nothing else
+            steps = {
+                name: step
+                for name, step in steps.items()
+                if name in ("ctags", "cold, serial", "cold, pool", "cold, pool + save")
+            }
         if code is not None:
             steps[f"warm, {baseline}"] = lambda: cold_baseline(tree, code, str(base_cache(tree)))
             steps[f"warm + definitions(), {baseline}"] = lambda: cold_baseline(
@@ -374,6 +381,9 @@ def main() -> int:
     parser.add_argument("--changed", default="argparse.py")
     parser.add_argument("--change-only", action="store_true", help="only the one-file figures")
     parser.add_argument("--no-cold", action="store_true", help="leave the cold builds out")
+    parser.add_argument(
+        "--cold-only", action="store_true", help="only ctags and this checkout's cold builds"
+    )
     args = parser.parse_args()
     found = find_ctags()
     with tempfile.TemporaryDirectory(prefix="symbols-warm-") as temp:
@@ -387,10 +397,11 @@ def main() -> int:
                 tree,
                 found[0] if found else None,
                 args.rounds,
-                args.baseline,
+                None if args.cold_only else args.baseline,
                 args.incremental_runs,
                 tree / args.changed,
                 cold=not args.no_cold,
+                cold_only=args.cold_only,
             )
         shutil.rmtree(tree / ".agent-lsp", ignore_errors=True)
     print("\n".join(report(results)))
