@@ -227,3 +227,25 @@ def test_an_index_built_by_a_pool_keeps_the_child_s_definitions_packed(tmp_path:
 
 def is_packed(definitions: object) -> bool:
     return isinstance(definitions, Definitions) and definitions.packed is not None
+
+
+def test_texts_made_to_be_rescanned_still_give_every_definition() -> None:
+    # brackets never closed, before thousands of lines at the margin: each is looked at once
+    text = "def f():\n    x = g(\n" + "y = 1\n" * 20_000 + "def after():\n    pass\n"
+    found, _ = pyscan.definitions(text)
+    assert [(f.name, f.line, f.end_line) for f in found] == [
+        ("f", 1, 20_002),
+        ("after", 20_003, 20_004),
+    ]
+    # headers whose brackets never close: each is taken to be its first line
+    found, _ = pyscan.definitions("".join(f"def f{n}(\n" for n in range(5_000)))
+    assert [(f.line, f.end_line) for f in found] == [(n + 1, n + 1) for n in range(5_000)]
+    # thousands of bodies nested in each other: the scans stop at their budget (a few times
+    # the text), the later definitions end where they start, and every one is found
+    depth = 4_000
+    text = "".join(" " * n + f"def f{n}():\n" for n in range(depth))
+    found, _ = pyscan.definitions(text)
+    assert [f.line for f in found] == list(range(1, depth + 1))
+    assert found[0].end_line == depth  # the first bodies were scanned to the end
+    assert found[-1].end_line == depth
+    assert any(f.end_line == f.line for f in found[: depth - 1])  # the budget ran out

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_left
+from functools import lru_cache
 from itertools import accumulate, repeat
 from operator import add
 
@@ -44,7 +45,8 @@ _DEF_START = re.compile(r"[ \t]*+(?:async[ \t]+)?(?:def|class)[ \t]")
 _BRACKET_OR_NEWLINE = re.compile(r"[()\[\]{}\n]")
 _BRACKETS = str.maketrans("[{]}", "(())")
 _SKIP = skip_pattern("python")
-_enders: dict[int, re.Pattern[str]] = {}
+SCAN_BUDGET = 32  # the bodies' scans may cover the text this many times (nesting is shallow)
+HEADER_LINES = 50  # a header whose brackets stay open longer is taken to be its first line
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -60,12 +62,10 @@ def blank(text: str) -> str:
     return _SKIP.sub(_blank, text)
 
 
+@lru_cache(maxsize=256)
 def _ender(width: int) -> re.Pattern[str]:
     """A newline followed by code indented `width` columns or less."""
-    pattern = _enders.get(width)
-    if pattern is None:
-        pattern = _enders[width] = re.compile(rf"\n(?=[ \t]{{0,{width}}}[^ \t\n\x01\x02])")
-    return pattern
+    return re.compile(rf"\n(?=[ \t]{{0,{width}}}[^ \t\n\x01\x02])")
 
 
 def definitions(text: str) -> tuple[list[Found], str]:
@@ -81,8 +81,9 @@ def definitions(text: str) -> tuple[list[Found], str]:
     # ends[k + 1]: the offset of the newline that ends 0-based line k, so that
     # bisect_left(ends, offset) is the 1-based line of an offset
     ends = list(accumulate(map(add, map(len, code.split("\n")), repeat(1)), initial=-1))
-    # every bracket as "(" or ")", where offsets stay those of `code` (an ASCII text)
-    counted = code.translate(_BRACKETS) if code.isascii() else None
+    # every bracket as "(" or ")": one count each way tells whether one is left open
+    counted = code.translate(_BRACKETS)
+    budget = SCAN_BUDGET * size + (1 << 20)  # characters the bodies' scans may cover
     intern = sys.intern
     make = tuple.__new__  # a `Found` without its constructor's Python frame
     found: list[Found] = []
@@ -90,7 +91,11 @@ def definitions(text: str) -> tuple[list[Found], str]:
         indent, keyword, name, one_line = match.groups()
         start, width = match.start(1), len(indent)
         header = match.end() if one_line is not None else _header_end(code, match.end(), size)
-        stop = _body_stop(code, counted, header, width, size)
+        if budget > 0:
+            stop = _body_stop(code, counted, header, width, size)
+            budget -= stop - header
+        else:  # a text made to be scanned over and over (thousands of nested bodies)
+            stop = header
         last = _last_content(code, header, stop, width)
         line = bisect_left(ends, start)
         end_line = bisect_left(ends, last - 1) if last > start else line
@@ -99,32 +104,25 @@ def definitions(text: str) -> tuple[list[Found], str]:
     return found, code
 
 
-def _body_stop(code: str, counted: str | None, header: int, width: int, size: int) -> int:
+def _body_stop(code: str, counted: str, header: int, width: int, size: int) -> int:
     """The offset of the newline before the first line after `header` that holds code
     indented `width` or less and continues no other line (the body's end), or `size`."""
-    ender = _enders.get(width) or _ender(width)
+    ender = _ender(width)
     at = header
+    opened = 0  # brackets opened and not closed between `header` and `at`
     while (end := ender.search(code, at)) is not None:
         stop = end.start()
-        if code[stop - 1] == "\\":
-            continued = True
-        elif counted is not None:
-            continued = counted.count("(", header, stop) > counted.count(")", header, stop)
-        else:
-            continued = (
-                code.count("(", header, stop) > code.count(")", header, stop)
-                or code.count("[", header, stop) > code.count("]", header, stop)
-                or code.count("{", header, stop) > code.count("}", header, stop)
-            )
+        opened += counted.count("(", at, stop) - counted.count(")", at, stop)
         # a definition never continues a line: brackets left open (code being typed) end there
-        if not continued or _DEF_START.match(code, stop + 1):
+        if (opened <= 0 and code[stop - 1] != "\\") or _DEF_START.match(code, stop + 1):
             return stop
-        at = stop + 1
+        at = stop + 1  # a continuation line (inside brackets, after a backslash): on
     return size
 
 
 def _header_end(code: str, pos: int, size: int) -> int:
-    """The offset of the newline that ends a definition's header (its brackets closed)."""
+    """The offset of the newline that ends a definition's header (its brackets closed; its
+    first line when they are not closed within `HEADER_LINES` lines)."""
     eol = code.find("\n", pos)
     if eol < 0:
         eol = size
@@ -137,17 +135,21 @@ def _header_end(code: str, pos: int, size: int) -> int:
     ):
         return eol
     depth = 0
+    lines = 0
     while (bracket := _BRACKET_OR_NEWLINE.search(code, pos)) is not None:
         char = bracket.group()
         if char == "\n":
             if depth <= 0 and code[bracket.start() - 1] != "\\":
                 return bracket.start()
+            lines += 1
+            if lines > HEADER_LINES:  # brackets never closed: the header is its first line
+                return eol
         elif char in "([{":
             depth += 1
         else:
             depth -= 1
         pos = bracket.end()
-    return size
+    return eol  # never closed before the end: the header is its first line
 
 
 def _last_content(code: str, header: int, stop: int, width: int) -> int:
