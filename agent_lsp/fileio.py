@@ -66,6 +66,7 @@ _LATIN1 = TextEncoding("Latin-1", "latin-1")
 _C1 = re.compile(rb"[\x80-\x9f]")
 _DECODED = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")  # not an escaped stray byte
 _SNIFF = 8000  # bytes looked at for a NUL (as git does)
+_BOM_BYTES = tuple(enc.bom for enc in _BOMS)
 
 
 def detect_encoding(data: bytes) -> TextEncoding | None:
@@ -114,6 +115,11 @@ def not_text(data: bytes) -> str:
 def decode_text(data: bytes) -> tuple[str, TextEncoding | None]:
     """`data` as text in its encoding (without the byte-order mark); for a binary or
     undecodable file, UTF-8 with replacement characters and None."""
+    if not data.startswith(_BOM_BYTES) and b"\x00" not in data[:_SNIFF]:
+        try:  # what `detect_encoding` finds first for most files, decoded once
+            return data.decode("utf-8"), UTF8
+        except UnicodeDecodeError:
+            pass
     enc = detect_encoding(data)
     if enc is None:
         return data.decode("utf-8", errors="replace"), None
