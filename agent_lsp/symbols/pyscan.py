@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
-from bisect import bisect_left
 from functools import lru_cache
-from itertools import accumulate, repeat
-from operator import add
 
 from agent_lsp.symbols.lexical import skip_pattern
 from agent_lsp.symbols.model import Found
@@ -78,9 +75,9 @@ def definitions(text: str) -> tuple[list[Found], str]:
     if not matches:
         return [], code
     size = len(code)
-    # ends[k + 1]: the offset of the newline that ends 0-based line k, so that
-    # bisect_left(ends, offset) is the 1-based line of an offset
-    ends = list(accumulate(map(add, map(len, code.split("\n")), repeat(1)), initial=-1))
+    count = code.count  # lines by the newlines since the last definition (they come in order)
+    line = 1
+    at = 0
     # every bracket as "(" or ")": one count each way tells whether one is left open
     counted = code.translate(_BRACKETS)
     budget = SCAN_BUDGET * size + (1 << 20)  # characters the bodies' scans may cover
@@ -97,8 +94,9 @@ def definitions(text: str) -> tuple[list[Found], str]:
         else:  # a text made to be scanned over and over (thousands of nested bodies)
             stop = header
         last = _last_content(code, header, stop, width)
-        line = bisect_left(ends, start)
-        end_line = bisect_left(ends, last - 1) if last > start else line
+        line += count("\n", at, start)
+        at = start
+        end_line = line + count("\n", start, last - 1) if last > start else line
         kind = "function" if keyword == "def" else "class"
         found.append(make(Found, (intern(name), kind, line, max(line, end_line), None)))
     return found, code
