@@ -7,6 +7,7 @@ import marshal
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -269,3 +270,41 @@ def test_the_process_pool_gives_the_symbols_of_the_serial_path(tmp_path: Path) -
     assert extractor.pid is None  # the pool of the build is shut down; no child left running
     assert children() <= before
     pooled.close()
+
+
+def test_a_python_project_s_index_is_saved_and_loaded_without_tree_sitter(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "py"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "mod.py").write_text("class Stack:\n    def push(self, x):\n        pass\n")
+    (project / "app.py").write_text("from pkg.mod import Stack\nStack().push(1)\n")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from agent_lsp.symbols import SymbolIndex\n"
+        "from agent_lsp.symbols.cache import cache_path\n"
+        "root = Path(sys.argv[1])\n"
+        "index = SymbolIndex(root, cache=cache_path(root))\n"
+        "index.refresh()\n"
+        "index.close()\n"
+        "warm = SymbolIndex(root, cache=cache_path(root))\n"
+        "warm.refresh()\n"
+        "print(warm.parsed, warm.reused, [h.path for h in warm.definitions('Stack.push')])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.stdout.splitlines() == ["0 2 ['pkg/mod.py']", "[]"]
+    # a JavaScript file later: its engine is described when an index holding it is saved
+    (project / "web.js").write_text("export function draw() { return 1; }\n")
+    index = SymbolIndex(project, cache=persisted.cache_path(project))
+    assert index.refresh() == 3 and index.parsed == 1 and index.reused == 2
+    index.close()
+    stored = persisted.load(persisted.cache_path(project), "auto")
+    assert sorted(stored) == ["app.py", "pkg/mod.py", "web.js"]

@@ -41,7 +41,7 @@ from typing import cast
 from agent_lsp.symbols import cachekey
 from agent_lsp.symbols.disk import digest
 from agent_lsp.symbols.extract import describe_engines
-from agent_lsp.symbols.model import Engine, FileSymbols, Language
+from agent_lsp.symbols.model import SUFFIXES, Engine, FileSymbols, Language
 from agent_lsp.symbols.packed import (
     Counts,
     Definitions,
@@ -106,9 +106,32 @@ def _versions() -> tuple[str, ...]:
     return tuple(found)
 
 
-def fingerprint(engine: Engine) -> tuple[object, ...]:
-    """What must match for entries to be used at all."""
-    return (FORMAT, sys.version_info[:2], engine, describe_engines(engine), _versions())
+def fingerprint(engine: Engine, languages: Iterable[Language] | None = None) -> tuple[object, ...]:
+    """What must match for entries (of `languages`: default every one) to be used at all.
+    Only the engines of the languages stored are described: a Python project's index never
+    loads a tree-sitter grammar to be saved or loaded."""
+    stored = tuple(sorted(set(SUFFIXES.values()) if languages is None else set(languages)))
+    return (
+        FORMAT,
+        sys.version_info[:2],
+        engine,
+        stored,
+        describe_engines(engine, stored),
+        _versions(),
+    )
+
+
+def _stored_languages(mark: object) -> tuple[Language, ...] | None:
+    """The languages a stored fingerprint names, or None when it names none we know."""
+    if not isinstance(mark, tuple) or len(cast(tuple[object, ...], mark)) != 6:
+        return None
+    languages = cast(tuple[object, ...], mark)[3]
+    known = set(SUFFIXES.values())
+    if not isinstance(languages, tuple) or not all(
+        isinstance(name, str) and name in known for name in cast(tuple[object, ...], languages)
+    ):
+        return None
+    return cast(tuple[Language, ...], languages)
 
 
 def load(
@@ -147,7 +170,10 @@ def load_index(
         if not isinstance(stored, tuple) or len(cast(tuple[object, ...], stored)) != 4:
             return {}, b""
         mark, code, rows, names = cast(tuple[object, object, list[_Stored], object], stored)
-        if mark != fingerprint(engine) or code != _code_digest() or not isinstance(names, bytes):
+        languages = _stored_languages(mark)
+        if languages is None or mark != fingerprint(engine, languages):
+            return {}, b""
+        if code != _code_digest() or not isinstance(names, bytes):
             return {}, b""
         return dict(_entries(rows)), names
     except Exception:  # a well-checksummed file of another shape: ignore it all
@@ -223,7 +249,8 @@ def save(
         if isinstance(names, bytes)
         else marshal.dumps(names_of(entries) if names is None else names)
     )  # pyright: ignore[reportArgumentType]
-    body = marshal.dumps((fingerprint(engine), _code_digest(), rows, table))  # pyright: ignore[reportArgumentType]
+    languages = {symbols.language for _, _, symbols in entries.values()}
+    body = marshal.dumps((fingerprint(engine, languages), _code_digest(), rows, table))  # pyright: ignore[reportArgumentType]
     if not _inside(path.parent, root):
         return False
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

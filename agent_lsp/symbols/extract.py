@@ -9,6 +9,8 @@ parsed lately incrementally (`incremental.py`): the same symbols, for a fraction
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from agent_lsp.symbols import incremental, pyscan, regex_engine, ts_engine
 from agent_lsp.symbols.lexical import code_identifier_counts, identifier_counts
 from agent_lsp.symbols.model import (
@@ -47,9 +49,10 @@ def unavailable(language: Language) -> str:
     return ts_engine.unavailable().get(language, "not tried")
 
 
-def describe_engines(engine: Engine = "auto") -> str:
-    """One line: which engine serves which language (and why tree-sitter does not)."""
-    languages: list[Language] = sorted(set(SUFFIXES.values()))
+def describe_engines(engine: Engine = "auto", languages: Iterable[Language] | None = None) -> str:
+    """One line: which engine serves which language (default: every one; the others are not
+    looked at: no grammar is loaded for them), and why tree-sitter does not."""
+    languages = sorted(set(SUFFIXES.values()) if languages is None else set(languages))
     parsed: list[Language] = [lang for lang in languages if engine_for(lang, engine) == TREE_SITTER]
     scanned: list[Language] = [lang for lang in languages if lang in SCANNED and lang not in parsed]
     fallback: list[Language] = [lang for lang in languages if lang not in {*parsed, *scanned}]
