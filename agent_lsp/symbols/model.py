@@ -133,28 +133,27 @@ def _one_line_signature(text: str, body_opener: str) -> str | None:
     kind) is 0."""
     simple = _SIMPLE_HEADERS.get(body_opener)
     if simple is not None and (match := simple.match(text)) is not None:
-        at = match.end() - 1  # no bracket left open before it, and no earlier `body_opener`
-        header = text[:at].strip()
-        if "  " in header or not header.isprintable():
-            return None
-        header = header.rstrip(";").rstrip()
-        if len(header) > SIGNATURE_MAX:
-            header = header[: SIGNATURE_MAX - 1] + "…"
-        return header
+        # no bracket left open before it, and no earlier `body_opener`
+        return _cut_header(text[: match.end() - 1])
     count = text.count
     at = text.find(body_opener)
     while at >= 0:
         opened = count("(", 0, at) + count("[", 0, at) + count("{", 0, at)
         if opened == count(")", 0, at) + count("]", 0, at) + count("}", 0, at):
-            header = text[:at].strip()
-            if "  " in header or not header.isprintable():
-                return None
-            header = header.rstrip(";").rstrip()
-            if len(header) > SIGNATURE_MAX:
-                header = header[: SIGNATURE_MAX - 1] + "…"
-            return header
+            return _cut_header(text[:at])
         at = text.find(body_opener, at + 1)
     return None
+
+
+def _cut_header(head: str) -> str | None:
+    """`signature_at`'s header from a one-line `head`; None when it has whitespace to collapse."""
+    header = head.strip()
+    if "  " in header or not header.isprintable():
+        return None
+    header = header.rstrip(";").rstrip()
+    if len(header) > SIGNATURE_MAX:
+        header = header[: SIGNATURE_MAX - 1] + "…"
+    return header
 
 
 Row = tuple[str, str, int, int, str | None, str]  # a Definition's fields, in order

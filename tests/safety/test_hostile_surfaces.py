@@ -151,16 +151,22 @@ def test_the_reviewer_diff_reads_no_file_out_of_the_project(tmp_path: Path) -> N
 # ---- project tools (.agent-lsp/tools.toml, a trusted workspace) and the model's arguments ---
 
 
-def sort_tool(root: Path) -> tuple[ProjectTool, RecordingChannel]:
-    (decl,) = parse_project_tools(
-        '[tools.sort_file]\ndescription = "Sort a file"\ncommand = ["sort", "{path}"]\n'
-        '[tools.sort_file.args.path]\ntype = "path"\nrequired = true\n',
-        RESERVED_NAMES,
-    ).values()
+def project_tool(root: Path, name: str, toml: str) -> tuple[ProjectTool, RecordingChannel]:
+    """The one tool `toml` declares, run in the sandbox, confined to `root`."""
+    (decl,) = parse_project_tools(toml, RESERVED_NAMES).values()
     channel = RecordingChannel()
     policy = CommandPolicy(channel, engine=SafetyPolicy(root))
     shell = ConfinedShell(Sandbox(), Confinement(writable=(root,), visible=(root,)))
-    return ProjectTool("sort_file", decl, Workspace(root, channel, policy), shell, policy), channel
+    return ProjectTool(name, decl, Workspace(root, channel, policy), shell, policy), channel
+
+
+def sort_tool(root: Path) -> tuple[ProjectTool, RecordingChannel]:
+    return project_tool(
+        root,
+        "sort_file",
+        '[tools.sort_file]\ndescription = "Sort a file"\ncommand = ["sort", "{path}"]\n'
+        '[tools.sort_file.args.path]\ntype = "path"\nrequired = true\n',
+    )
 
 
 def test_a_path_argument_never_becomes_an_option_after_it_is_resolved(tmp_path: Path) -> None:
@@ -187,17 +193,14 @@ def test_a_project_tool_program_that_reads_as_an_assignment_is_refused() -> None
 
 def head_tool(root: Path) -> ProjectTool:
     """A project tool with a count: `head -n {lines} {path}`."""
-    (decl,) = parse_project_tools(
+    return project_tool(
+        root,
+        "head_file",
         '[tools.head_file]\ndescription = "The first lines of a file"\n'
         'command = ["head", "-n", "{lines}", "{path}"]\n'
         '[tools.head_file.args.lines]\ntype = "integer"\nrequired = true\n'
         '[tools.head_file.args.path]\ntype = "path"\nrequired = true\n',
-        RESERVED_NAMES,
-    ).values()
-    channel = RecordingChannel()
-    policy = CommandPolicy(channel, engine=SafetyPolicy(root))
-    shell = ConfinedShell(Sandbox(), Confinement(writable=(root,), visible=(root,)))
-    return ProjectTool("head_file", decl, Workspace(root, channel, policy), shell, policy)
+    )[0]
 
 
 def test_a_negative_integer_argument_of_a_project_tool_is_an_error_result(tmp_path: Path) -> None:
