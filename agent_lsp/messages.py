@@ -75,6 +75,9 @@ class ModelReply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None
     notes: list[str] = Field(default_factory=list[str])
+    # a tool call the reply tried to make and that could not be used (bad JSON, an unknown
+    # tool, a missing argument), said exactly, for the correction the model is sent
+    format_error: str | None = None
 
     @property
     def cut(self) -> bool:
@@ -125,6 +128,14 @@ class ToolResult(BaseModel):
     def for_model(self) -> str:
         """The text the model reads back for this result."""
         return self.model_dump_json(exclude_defaults=False)
+
+    def as_text(self) -> str:
+        """The result as plain text, for a small model (JSON-escaped lines are harder for it to
+        read): the status in brackets, the output, the error."""
+        parts = [f"[{self.status.value}]", self.output.rstrip()]
+        if self.error:
+            parts.append(f"error: {self.error}")
+        return "\n".join(p for p in parts if p)
 
 
 class EventKind(StrEnum):

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
-from agent_lsp.config.schema import Settings, ToolCalling
+from agent_lsp.config.schema import CheckAfterEdit, Settings, ToolCalling
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
@@ -25,6 +25,7 @@ from agent_lsp.loop.done import (
 from agent_lsp.loop.hooks import Limits
 from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.loop.prompt import with_notes
+from agent_lsp.loop.small import SMALL_TOOLS, is_small
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import Verifier, new_shadow_dir
 from agent_lsp.memory import (
@@ -346,6 +347,18 @@ class Session:
             tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
         tools += guard_tools(list(extra), workspace.policy)
         notes = notes if notes is not None else read_notes(self.root, self.safety.trusted)
+        small = self.small_model()
+        if small:
+            own = {t.name for t in extra}
+            tools = [t for t in tools if t.name in SMALL_TOOLS or t.name in own]
+        check = self.settings.tests.check_after_edit
+        limits = Limits(
+            max_steps=self.settings.max_steps,
+            max_tokens=self.settings.max_tokens,
+            context_window=self.settings.model.context_window,
+            words_in_row=3 if small else 2,
+            check_after_edit=check is CheckAfterEdit.ON or (check is CheckAfterEdit.AUTO and small),
+        )
         toolbox = ToolBox(
             tools,
             timeout=self.settings.tool_timeout,
@@ -353,18 +366,20 @@ class Session:
             keeper=OutputKeeper(self.root),
             notes=notes.tools,
         )
-        limits = Limits(
-            max_steps=self.settings.max_steps,
-            max_tokens=self.settings.max_tokens,
-            context_window=self.settings.model.context_window,
-        )
         verifier = None if read_only else self.verifier
         profile = with_notes(profile, notes.prompt)
         agent = Agent(
             self.model, toolbox, workspace, channel, verifier, profile, limits, repo, None, control
         )
+        agent.small = small
         agent.diagnostic_check = self._diagnostic_check()
         return agent
+
+    def small_model(self) -> bool:
+        """The small-model profile (`model.profile`; auto: from the context window and the
+        model's name)."""
+        model = self.settings.model
+        return is_small(model.profile.value, model.context_window, model.name)
 
     def _diagnostic_check(self) -> DiagnosticCheck:
         """agent-lsp's own diagnostics first (tests, linters), then the editor's side."""
@@ -416,7 +431,8 @@ class Session:
         agent.model = await asyncio.to_thread(self.routed, route_of(task))
         agent.limits = replace(
             agent.limits,
-            compact_at=self.settings.compaction.threshold(task.kind.value),
+            compact_at=self.settings.compaction.threshold(task.kind.value)
+            * (0.75 if agent.small else 1.0),
             summarise=self.settings.compaction.summarise,
         )
         profile, agent.repo_map, memory = await self._prepare(task, channel, agent, checkpoint)

@@ -25,6 +25,18 @@ class ToolCalling(StrEnum):
     TEXT = "text"
 
 
+class ModelProfile(StrEnum):
+    AUTO = "auto"
+    FULL = "full"
+    SMALL = "small"
+
+
+class CheckAfterEdit(StrEnum):
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+
 class ModelPrice(_Section):
     input: float | None = Field(
         None, ge=0, description="USD per million prompt tokens (for the cost in the summary)."
@@ -125,6 +137,14 @@ class ModelSettings(_Section):
         description="`native` tool calls, `text` (tools described in the prompt, for models "
         "without tool calling), or `auto` (native, switching to text if the endpoint refuses).",
     )
+    profile: ModelProfile = Field(
+        ModelProfile.AUTO,
+        description="`small`: the harness made for models of a few billion parameters (a short "
+        "system prompt, six tools, the tests run and the files that matter shown in the first "
+        "message, edits written in words accepted, the affected tests run after every edit, "
+        "earlier compaction); `full`: the whole tool set; `auto`: small when the served context "
+        "window is 16k tokens or less or the model's name says 8B parameters or fewer.",
+    )
     routes: ModelRoutes = Field(
         default_factory=lambda: ModelRoutes.model_validate({}),
         description="Other models for some task kinds, e.g. "
@@ -163,6 +183,12 @@ class TestSettings(_Section):
         description="Extra arguments given to the project's test runner on every run (pytest, "
         "Django's manage.py test, jest, vitest, go test), after agent-lsp's own options and "
         'before the targets, each as one argument, e.g. ["-p", "no:randomly"].',
+    )
+
+    check_after_edit: CheckAfterEdit = Field(
+        CheckAfterEdit.AUTO,
+        description="Run the tests affected by an edit right after it, their verdict joining the "
+        "edit's result: `on`, `off`, or `auto` (with the small-model profile, `model.profile`).",
     )
 
 

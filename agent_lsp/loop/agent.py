@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from adapters import TestReport
-from agent_lsp.errors import ModelError
+from agent_lsp.errors import AgentLspError, ModelError
 from agent_lsp.loop.compaction import (
     KEEP_TURNS,
     MIN_SUMMARISED_TURNS,
@@ -20,8 +20,10 @@ from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
+from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, first_look
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
+from agent_lsp.loop.words import Found, attempted, correction, edits_in_words
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
     AgentEvent,
@@ -32,6 +34,8 @@ from agent_lsp.messages import (
     TaskOutcome,
     TaskStatus,
     ToolCall,
+    ToolResult,
+    ToolStatus,
     Usage,
     estimate_tokens,
 )
@@ -55,12 +59,22 @@ def _reply_tokens(reply: ModelReply) -> int:
     return max(1, len(out) // CHARS_PER_TOKEN)
 
 
+WORDS_ONCE = "If you answer in words only again, the task stops here."
+FAILED_WORDS = "The edits written in your reply could not be applied"
+
+
+def _words_left(left: int) -> str:
+    if left <= 1:
+        return WORDS_ONCE
+    return f"After {left} more answers in words only, the task stops here."
+
+
 def _not_passing(what: str, report: TestReport) -> str:
     return (
         f"The task is not done: {what} on the current text.\n"
         + format_report(report)
         + "\nKeep working until the tests pass: call the tools to read, edit and test. "
-        "If you answer in words only again, the task stops here."
+        + WORDS_ONCE
     )
 
 
@@ -104,15 +118,27 @@ class Agent:
         self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
         self._told_remains = False  # the model was told once its diagnostic is still there
         self._failed_check: str | None = None  # why the task ends failed at its end check
+        self._edited: list[str] = []  # the files this step's tool calls changed
+        self.small = False  # the small-model profile (loop/small.py)
+        self._idle = 0  # replies in a row in words only while the task is not done
+        self._unusable = 0  # replies in a row whose tool call or edit could not be used
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
         if resume is None:
             await self._emit(EventKind.STARTED, f"started: {task.title()}")
             context = await self.hooks.context("start")
+            if self.small and self.system_template is None:
+                self.system_template = SMALL_SYSTEM_PROMPT
+            look = await self._first_look(task) if self.small else ""
+            repo_map = "" if look else self.repo_map  # the files shown say more
             self.messages = build_messages(
-                task, self.workspace, self.profile, self.repo_map, context, self.system_template
+                task, self.workspace, self.profile, repo_map, context, self.system_template
             )
+            if look:
+                first = self.messages[1]
+                text = f"{first.content}\n\n{look}"
+                self.messages[1] = first.model_copy(update={"content": text})
         else:
             step = resume.step
             how = "resumed" if resume.hint is None else "continued"
@@ -129,7 +155,6 @@ class Agent:
             )
             await self._add_hint(resume.hint, step)
         await self._checkpoint(step)
-        nudged = False  # the model was told once that it stopped too early
         try:
             if resume is not None and (paused := await self._user_turn(step, True)):
                 return paused
@@ -142,13 +167,17 @@ class Agent:
                     return paused
                 reply = await self._ask_model(step)
                 if reply.tool_calls:
-                    nudged = False
+                    self._idle = self._unusable = 0
                     await self._run_tools(reply.tool_calls, step)
                     self._remind_of_state(reply.tool_calls)
                     await self._checkpoint(step)
                     if loop := self.guard.looping():
                         return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
                     continue
+                found = self._words_edits(reply)
+                applied = await self._apply_words(found, step) if found.edits else ""
+                if applied and not applied.startswith(FAILED_WORDS):
+                    self._idle = self._unusable = 0
                 cut = (
                     " (its reply was cut at the output cap, [model] maxTokens)" if reply.cut else ""
                 )
@@ -167,19 +196,21 @@ class Agent:
                 if done:
                     words = reply.content or "done"
                     return self._outcome(TaskStatus.COMPLETED, words + cut, step, "done")
-                if nudged:
-                    summary = f"stopped: the model did not continue{cut}: {_quote(reply.content)}"
-                    await self._emit(EventKind.MESSAGE, summary, step)
-                    return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
-                nudged = True
+                said = self._not_used(reply, found, applied, feedback, step, cut)
+                if isinstance(said, TaskOutcome):
+                    await self._emit(EventKind.MESSAGE, said.summary, step)
+                    return said
+                feedback = said
                 switch = getattr(self.model, "answered_in_words", None)
-                if callable(switch):  # toolCalling = auto: a model without native tool calls
+                if callable(switch) and not applied:  # toolCalling = auto: no native calls
                     switch()
                 if reply.cut:
                     feedback = (
                         "Your reply was cut at the output cap: be brief, and act through the "
                         f"tools.\n{feedback}"
                     )
+                if applied:
+                    feedback = f"{applied}\n{feedback}"
                 self.messages.append(ChatMessage(role="user", content=feedback))
                 await self._checkpoint(step)
         except ModelError as exc:
@@ -188,6 +219,44 @@ class Agent:
             await self._emit(EventKind.FINISHED, "cancelled", step)
             raise
         return self._outcome(TaskStatus.FAILED, limit, step, limit.split(" (")[0])
+
+    def _not_used(
+        self, reply: ModelReply, found: Found, applied: str, feedback: str, step: int, cut: str
+    ) -> TaskOutcome | str:
+        """A reply that did not finish the task and made no tool call: the outcome when the
+        limit of such replies is reached, else what the model is told. A reply that tried a
+        call or an edit that could not be used gets the exact syntax (`format_errors` of those
+        in a row stop the task); one in words only, the failures (`words_in_row`)."""
+        problems = [*([reply.format_error] if reply.format_error else []), *found.problems]
+        if applied.startswith(FAILED_WORDS) or problems or attempted(reply.content):
+            self._unusable += 1
+            left = self.limits.format_errors - self._unusable
+            if left <= 0:
+                summary = (
+                    f"stopped: {self._unusable} replies in a row without a usable tool call "
+                    f"or edit{cut}: {_quote(reply.content)}"
+                )
+                return self._outcome(TaskStatus.FAILED, summary, step, "malformed calls")
+            return correction(problems, left)
+        if applied:
+            return feedback
+        self._idle += 1
+        left = self.limits.words_in_row - self._idle
+        if left <= 0:
+            summary = f"stopped: the model did not continue{cut}: {_quote(reply.content)}"
+            return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
+        return feedback.replace(WORDS_ONCE, _words_left(left))
+
+    async def _first_look(self, task: Task) -> str:
+        """The small-model profile's first message: the tests run once and the files that
+        matter shown whole (loop/small.py); "" when it showed no file."""
+        if task.kind is not TaskKind.FIX and task.kind is not TaskKind.TASK:
+            return ""
+        await self._emit(EventKind.TOOL_CALL, "a first look: the tests and the files")
+        budget = int(self.limits.context_window * CHARS_PER_TOKEN * 0.3)
+        look = await first_look(task, self.workspace, self.verifier, min(budget, 24_000))
+        await self._emit(EventKind.TOOL_RESULT, f"first look: {', '.join(look.shown) or 'no file'}")
+        return look.text if look.shown else ""
 
     # -- the user in the loop: continue with a hint, steer notes, a conflict at a rebuild ---
 
@@ -327,29 +396,112 @@ class Agent:
         return reply
 
     async def _run_tools(self, calls: Sequence[ToolCall], step: int) -> None:
-        for call in calls:
-            await self._emit(
-                EventKind.TOOL_CALL, f"{call.name} {call.arguments[:120]}", step, tool=call.name
+        """The calls in order; with `check_after_edit`, the verdict of the tests the step's
+        edits affect joins the result of its last edit."""
+        self._edited = []
+        results = [(call, await self._run_one(call, step)) for call in calls]
+        verdict = await self._check_edits(step)
+        if verdict:
+            last = max(n for n, (_, r) in enumerate(results) if r.metadata.get("changed") is True)
+            result = results[last][1]
+            results[last] = (
+                results[last][0],
+                result.model_copy(update={"output": f"{result.output}\n{verdict}"}),
             )
-            edits = self.workspace.edit_count
-            await self.hooks.before_tool(step, call)
-            started = time.monotonic()
-            result = self.guard.refusal(call) or await self.toolbox.call(call)
-            seconds = time.monotonic() - started
-            changed = self.workspace.edit_count != edits
-            await self.hooks.tool_done(step, call, result, seconds, changed)
-            self.guard.record(call, result, self.workspace.edit_count)
-            summary = result.error or (result.output.splitlines()[0] if result.output else "")
-            await self._emit(
-                EventKind.TOOL_RESULT,
-                f"{call.name}: {result.status.value}{': ' + summary if summary else ''}",
-                step,
-                tool=call.name,
-                status=result.status.value,
+        for call, result in results:
+            text = result.as_text() if self.small else result.for_model()
+            self.messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=text))
+
+    async def _run_one(self, call: ToolCall, step: int) -> ToolResult:
+        """One tool call, logged and reported; the files it changed noted in `_edited`."""
+        await self._emit(
+            EventKind.TOOL_CALL, f"{call.name} {call.arguments[:120]}", step, tool=call.name
+        )
+        edits = self.workspace.edit_count
+        await self.hooks.before_tool(step, call)
+        started = time.monotonic()
+        result = self.guard.refusal(call) or await self.toolbox.call(call)
+        seconds = time.monotonic() - started
+        changed = self.workspace.edit_count != edits
+        await self.hooks.tool_done(step, call, result, seconds, changed)
+        self.guard.record(call, result, self.workspace.edit_count)
+        if changed and isinstance(path := result.metadata.get("path"), str):
+            self._edited.append(path)
+        summary = result.error or (result.output.splitlines()[0] if result.output else "")
+        await self._emit(
+            EventKind.TOOL_RESULT,
+            f"{call.name}: {result.status.value}{': ' + summary if summary else ''}",
+            step,
+            tool=call.name,
+            status=result.status.value,
+        )
+        return result
+
+    # -- edits written in words, and the check after an edit ---------------------------------
+
+    def _words_edits(self, reply: ModelReply) -> Found:
+        """The edits a reply without a tool call wrote in words (none when the task may not
+        edit: its tool box has no edit_file)."""
+        if not reply.content or "edit_file" not in self.toolbox.tools:
+            return Found([], [])
+        ws = self.workspace
+
+        def read(rel: str) -> str | None:
+            try:
+                path = ws.describe(rel, "read_file").path
+                if ws.hidden(path, "read_file") or not path.is_file():
+                    return None
+                return ws.read_text(path)
+            except (AgentLspError, OSError, ValueError):
+                return None
+
+        seen = [ws.relative(path) for path in ws.read_hashes]
+        return edits_in_words(reply.content, read, seen)
+
+    async def _apply_words(self, found: Found, step: int) -> str:
+        """Run the edits written in words as edit_file calls; what happened, for the model
+        (starting with FAILED_WORDS when none applied)."""
+        self._edited = []
+        lines: list[str] = []
+        applied = 0
+        for n, edit in enumerate(found.edits):
+            result = await self._run_one(edit.call(f"words_{step}_{n}"), step)
+            ok = result.status is ToolStatus.SUCCESS
+            applied += ok
+            said = result.output if ok else f"not applied: {result.error}"
+            lines.append(f"- {edit.path} ({edit.what}): {said}")
+        for problem in found.problems:
+            lines.append(f"- not used: {problem}")
+        if not applied:
+            return (
+                f"{FAILED_WORDS}:\n"
+                + "\n".join(lines)
+                + "\nCopy the SEARCH part exactly from the file (read_file shows it), or use "
+                "edit_file."
             )
-            self.messages.append(
-                ChatMessage(role="tool", tool_call_id=call.id, content=result.for_model())
-            )
+        await self._emit(EventKind.MESSAGE, f"applied {applied} edit(s) written in words", step)
+        return "Applied the edits written in your reply:\n" + "\n".join(lines)
+
+    async def _check_edits(self, step: int) -> str:
+        """With `check_after_edit`: the tests affected by this step's edits, run at once; their
+        verdict ("" when nothing ran)."""
+        edited, self._edited = self._edited, []
+        if not self.limits.check_after_edit or not edited or self.verifier is None:
+            return ""
+        targets = await targeted_tests(self.workspace.root, edited)
+        if not targets:
+            return ""
+        shown = ", ".join(targets[:3]) + (" …" if len(targets) > 3 else "")
+        await self._emit(EventKind.TOOL_CALL, f"checking the edit: {shown}", step)
+        try:
+            report = await self.verifier.run(self.workspace, targets[:5])
+        except NotPermittedError as exc:
+            await self._emit(EventKind.TOOL_RESULT, f"edit not checked: {exc}", step)
+            return ""
+        await self._emit(EventKind.TOOL_RESULT, f"after the edit: {report.summary()}", step)
+        return f"Checked after this edit, the tests affected by it ({shown}): " + (
+            report.summary() if report.ok else format_report(report, limit=3)
+        )
 
     async def _check_done(self, step: int, task: Task) -> tuple[bool, str, str]:
         """Done is decided by the tests and, for a fix, by the diagnostic's own source, not

@@ -25,6 +25,9 @@ class Limits:
     compact_at: float = 0.7
     summarise: bool = True  # a model call summarises old turns when masking is not enough
     remind_every: int = 10  # tool calls without a read of the task state before a reminder
+    words_in_row: int = 2  # replies in words only, in a row, while the task is not done
+    format_errors: int = 3  # replies in a row whose tool call or edit could not be used
+    check_after_edit: bool = False  # an edit's result carries the affected tests' verdict
 
 
 class TaskHooks(Protocol):

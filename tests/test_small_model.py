@@ -1,0 +1,193 @@
+"""The harness for a small local model: edits written in words, a correction with the exact
+syntax bounded by repeated unusable replies (not by one reply in words), the small-model
+profile's first look, and the tests checked after every edit — the real openai client against
+the fake server, real pytest on the sample project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.loop.small import is_small
+from agent_lsp.messages import TaskStatus
+from agent_lsp.session import Session
+from agent_lsp.task import Task, TaskKind
+from tests.conftest import BUG, FIX
+from tests.fakes.channel import RecordingChannel
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.scripts import tool_messages
+from tests.test_agent import make_session
+
+TASK = Task(kind=TaskKind.TASK, instruction="Make the failing test in test_calc.py pass.")
+SEARCH_REPLACE = f"""The mean divides by one too many.
+
+calc.py
+```python
+<<<<<<< SEARCH
+{BUG.rstrip()}
+=======
+{FIX.rstrip()}
+>>>>>>> REPLACE
+```
+"""
+WHOLE_DEFINITION = f'''Here is the corrected function:
+
+```python
+def average(values: list[float]) -> float:
+    """The arithmetic mean of a non-empty list."""
+{FIX.rstrip()}
+```
+'''
+
+
+def small(project: Path, server: FakeOpenAIServer) -> Session:
+    return make_session(project, server.base_url, model={**_model(server), "profile": "small"})
+
+
+def _model(server: FakeOpenAIServer) -> dict[str, object]:
+    return {
+        "baseUrl": server.base_url,
+        "name": "fake-model",
+        "apiKey": "test-key",
+        "maxRetries": 0,
+        "timeout": 20,
+    }
+
+
+@pytest.mark.parametrize(
+    ("profile", "window", "name", "expected"),
+    [
+        ("auto", 16_384, "whatever", True),
+        ("auto", 128_000, "qwen2.5-coder:1.5b", True),
+        ("auto", 128_000, "Qwen2.5-Coder-7B-Instruct-GGUF", True),
+        ("auto", 128_000, "qwen2.5-coder-32b-instruct", False),
+        ("auto", 128_000, "gpt-4o-mini", False),
+        ("auto", None, "deepseek-chat", False),
+        ("small", 128_000, "gpt-4o", True),
+        ("full", 8_192, "tiny-1b", False),
+    ],
+)
+def test_the_small_profile_is_chosen_from_the_window_and_the_name(
+    profile: str, window: int | None, name: str, expected: bool
+) -> None:
+    assert is_small(profile, window, name) is expected
+
+
+async def test_a_search_replace_block_in_words_is_applied_and_proved_by_the_tests(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """A full-profile model that writes its fix as a block instead of calling edit_file: the
+    edit lands, the tests pass, the task is done after that one call."""
+    fake_openai.script(Reply(SEARCH_REPLACE))
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    assert outcome.verified
+    assert (project / "calc.py").read_text().count(FIX) == 1
+    assert BUG not in (project / "calc.py").read_text()
+    assert (project / "tests" / "test_calc.py").read_text().count("average") >= 1
+    assert len(fake_openai.requests) == 1
+
+
+async def test_a_block_that_does_not_match_is_corrected_with_the_exact_syntax(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    wrong = SEARCH_REPLACE.replace(BUG.rstrip(), "    return sum(values) / len(values) + 1")
+    fake_openai.script(Reply(wrong), Reply(SEARCH_REPLACE))
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    told = fake_openai.requests[1]["messages"][-1]
+    assert told["role"] == "user"
+    assert "The edits written in your reply could not be applied" in told["content"]
+    assert "<tool_call>" in told["content"] and ">>>>>>> REPLACE" in told["content"]
+    assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+async def test_unusable_calls_stop_the_task_only_after_three_in_a_row(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """A reply that tries a call the harness cannot read is not the model giving up: it is told
+    the exact syntax; three such replies in a row end the task, saying why."""
+    broken = '```json\n{"name": "edit_file", "arguments": {"path": "calc.py", "old_text": \n```'
+    fake_openai.default_reply = Reply(broken)
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.FAILED
+    assert outcome.stop_reason == "malformed calls"
+    assert outcome.summary.startswith("stopped: 3 replies in a row without a usable tool call")
+    assert len(fake_openai.requests) == 3
+    for request in fake_openai.requests[1:]:
+        last = request["messages"][-1]["content"]
+        assert (
+            '<tool_call>{"name": "read_file", "arguments": {"path": "src/app.py"}}</tool_call>'
+            in (last)
+        )
+    assert "After 1 more" not in fake_openai.requests[1]["messages"][-1]["content"]
+    assert "the task stops here" in fake_openai.requests[2]["messages"][-1]["content"]
+    assert (project / "calc.py").read_text().count(BUG) == 1
+
+
+async def test_the_small_profile_shows_the_failures_and_the_files_first(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Its first request: a short system prompt, six tools, the failing test's output and
+    calc.py whole; a fixed definition written in a fenced block, naming no file, is applied to
+    the file that was shown."""
+    fake_openai.script(Reply(WHOLE_DEFINITION))
+    before = (project / "calc.py").read_text()
+    session = small(project, fake_openai)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    first = fake_openai.requests[0]
+    names = sorted(t["function"]["name"] for t in first["tools"])
+    assert names == sorted(
+        ["read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"]
+    )
+    system, user = first["messages"][0]["content"], first["messages"][1]["content"]
+    assert len(system) < 1_500
+    assert "FAILED tests/test_calc.py::test_average" in user
+    assert f"calc.py\n```\n{before.rstrip()}\n```" in user
+    assert "Project map" not in user  # the files shown say more
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    assert (project / "calc.py").read_text().count(FIX) == 1
+    assert len(fake_openai.requests) == 1
+
+
+async def test_after_an_edit_the_affected_tests_verdict_joins_its_result(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    half = "    return sum(values) / (len(values) + 2)\n"  # still wrong
+    fake_openai.script(
+        Reply(
+            tool_calls=[
+                ToolCall("edit_file", {"path": "calc.py", "old_text": BUG, "new_text": half})
+            ]
+        ),
+        Reply(
+            tool_calls=[
+                ToolCall("edit_file", {"path": "calc.py", "old_text": half, "new_text": FIX})
+            ]
+        ),
+        Reply("Fixed."),
+    )
+    session = small(project, fake_openai)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    after_first = tool_messages(fake_openai.requests[1])[-1]
+    assert after_first.startswith("[success]\nedited calc.py at line 10\n")
+    assert "Checked after this edit, the tests affected by it (tests/test_calc.py)" in after_first
+    assert "FAILED tests/test_calc.py::test_average" in after_first
+    after_second = tool_messages(fake_openai.requests[2])[-1]
+    assert "Checked after this edit" in after_second and "passed" in after_second
+    assert "FAILED" not in after_second
