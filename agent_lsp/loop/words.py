@@ -19,6 +19,9 @@ and ours). A reply without a tool call is searched for edits in the forms they w
 - a fenced Python block naming no file, whose top-level definitions are all found in exactly
   one of the files the model has read (`candidates`): those definitions are replaced there.
 
+A fenced block never changes a test file (small models show tests back, edited to pass): a
+test changes through edit_file or a search/replace block only.
+
 Each edit becomes an `edit_file` call (old text, new text) run through the tool box like any
 other, so every guard applies (path rules, read before write, the syntax check, review mode).
 Nothing here touches a file."""
@@ -30,6 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from adapters.affected import is_test_file
 from agent_lsp.messages import ToolCall
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)$", re.M)
@@ -180,6 +184,8 @@ def _fenced_edit(
 ) -> list[WordsEdit] | str:
     """The edits a fenced block makes, or why it makes none."""
     if path is not None:
+        if is_test_file(path):  # shown, not meant as a change: a test changes only explicitly
+            return f"a code block for the test file {path} (change tests with edit_file)"
         current = read(path) or ""
         if _first_line(body, read) == path:  # its first line only names the file
             body = body.split("\n", 1)[1] if "\n" in body else ""
@@ -196,7 +202,7 @@ def _fenced_edit(
         return "no file named"
     fits: list[list[WordsEdit]] = []
     for candidate in candidates:
-        if not candidate.endswith(".py"):
+        if not candidate.endswith(".py") or is_test_file(candidate):
             continue
         text = read(candidate)
         if text is not None and (edits := _python_definitions(candidate, text, body)):

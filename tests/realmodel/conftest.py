@@ -1,7 +1,8 @@
-"""The slow tier: a real model server (llama.cpp's Python server, SmolLM2-135M-Instruct) for
-tests that assert the harness, not the model. `.ci/install-model` installs both; the tests find
-them through AGENT_LSP_LLAMA_PYTHON and AGENT_LSP_LLAMA_MODEL (default: under
-$AGENT_LSP_CI_CACHE). Missing: skipped, or failed when CI is set."""
+"""The slow tier: a real model server (llama.cpp's Python server) with SmolLM2-135M-Instruct
+for tests that assert the harness, not the model, and Qwen2.5-Coder-1.5B-Instruct for a real
+fix. `.ci/install-model` installs them; the tests find them through AGENT_LSP_LLAMA_PYTHON,
+AGENT_LSP_LLAMA_MODEL and AGENT_LSP_CODER_MODEL (default: under $AGENT_LSP_CI_CACHE).
+Missing: skipped, or failed when CI is set."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ MODEL = Path(
 )
 ALIAS = "smollm2-135m"
 CONTEXT = 8192
+CODER_MODEL = Path(
+    os.environ.get(
+        "AGENT_LSP_CODER_MODEL", CACHE / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    )
+)
+CODER_ALIAS = "qwen2.5-coder-1.5b-instruct"
+CODER_CONTEXT = 16384
 STATUS = re.compile(r'"(GET|POST) (\S+) HTTP/[\d.]+" (\d{3})')
 
 
@@ -64,8 +72,14 @@ def _answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+def _serve(
+    tmp_path_factory: pytest.TempPathFactory,
+    model: Path,
+    alias: str,
+    context: int,
+    extra: list[str],
+) -> Iterator[LlamaServer]:
+    """llama-cpp-python's server on a free port with `model`, until the session ends."""
     if not PYTHON.exists():
         missing(f"no llama-cpp-python venv at {PYTHON}")
     check = subprocess.run(
@@ -77,8 +91,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
     )
     if check.returncode != 0:
         missing(f"llama_cpp.server does not import in {PYTHON}: {check.stderr[-500:]}")
-    if not MODEL.is_file():
-        missing(f"no model file at {MODEL}")
+    if not model.is_file():
+        missing(f"no model file at {model}")
     port = _free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     argv = [
@@ -86,17 +100,16 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         "-m",
         "llama_cpp.server",
         "--model",
-        str(MODEL),
+        str(model),
         "--model_alias",
-        ALIAS,
+        alias,
         "--host",
         "127.0.0.1",
         "--port",
         str(port),
-        "--chat_format",
-        "chatml-function-calling",
+        *extra,
         "--n_ctx",
-        str(CONTEXT),
+        str(context),
         "--n_threads",
         str(os.cpu_count() or 1),
         "--n_threads_batch",
@@ -119,7 +132,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
             if time.monotonic() > deadline:
                 pytest.fail(f"the llama.cpp server did not answer:\n{log.read_text()[-3000:]}")
             time.sleep(0.5)
-        yield LlamaServer(base_url, ALIAS, log)
+        yield LlamaServer(base_url, alias, log)
     finally:
         proc.terminate()
         try:
@@ -127,3 +140,17 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    yield from _serve(
+        tmp_path_factory, MODEL, ALIAS, CONTEXT, ["--chat_format", "chatml-function-calling"]
+    )
+
+
+@pytest.fixture(scope="session")
+def coder_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """Qwen2.5-Coder-1.5B-Instruct with its own chat template (no --chat_format: the one
+    llama-cpp-python offers for tools HTML-escapes the prompt), as the README says to serve it."""
+    yield from _serve(tmp_path_factory, CODER_MODEL, CODER_ALIAS, CODER_CONTEXT, [])

@@ -1,0 +1,79 @@
+"""A real fix by a real small coder model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, on the CPU):
+`agent-lsp run` on a small project whose test fails, as a user runs it, and the project's own
+tests pass afterwards, run natively, with the test file untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.realmodel.conftest import CODER_CONTEXT, LlamaServer
+from tests.realmodel.test_realmodel import environment
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+
+SOURCE = '''\
+import re
+
+
+def slugify(text):
+    """A URL slug: words joined by dashes."""
+    words = re.findall(r"[A-Za-z0-9]+", text)
+    return "-".join(words)
+'''
+TESTS = """\
+from text import slugify
+
+
+def test_words_are_joined_by_dashes():
+    assert slugify("hello world") == "hello-world"
+
+
+def test_slugs_are_lowercase():
+    assert slugify("Hello World") == "hello-world"
+"""
+TASK = "Make the failing tests in test_text.py pass: slugify must return lowercase slugs"
+
+
+def test_a_real_small_model_fixes_a_failing_test(coder_server: LlamaServer, tmp_path: Path) -> None:
+    project = tmp_path / "work" / "slug"
+    project.mkdir(parents=True)
+    (project / "text.py").write_text(SOURCE)
+    (project / "test_text.py").write_text(TESTS)
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    tests_before = hashlib.sha256((project / "test_text.py").read_bytes()).hexdigest()
+    env = environment(tmp_path / "home", coder_server)
+    config = tmp_path / "home" / ".config" / "agent-lsp" / "config.toml"
+    config.write_text(
+        config.read_text()
+        .replace("maxTokens = 96", "maxTokens = 1024")
+        .replace("timeout = 300", "timeout = 900")
+        .replace(f"contextWindow = {8192}", f"contextWindow = {CODER_CONTEXT}")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_lsp", "run", TASK, "--root", str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=2200,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    report = f"{done.stdout}\n{done.stderr}\n--- server ---\n"
+    report += coder_server.log.read_text(errors="replace")[-3000:]
+    assert done.returncode == 0, report
+    assert "■ completed" in done.stdout, report
+    native = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert native.returncode == 0, native.stdout + report
+    assert hashlib.sha256((project / "test_text.py").read_bytes()).hexdigest() == tests_before
