@@ -10,7 +10,7 @@ the prompt or writes under `.agent-lsp/`."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.fileio import (
@@ -62,6 +62,7 @@ class Workspace:
         """The resolved path and its flags; refused forms, escapes and deny rules raise."""
         if not relative.strip():
             raise WorkspaceError("empty path")
+        relative = self._from_root(relative)
         try:
             res = self.guard.resolve(relative)
         except PathError as exc:
@@ -72,6 +73,15 @@ class Workspace:
             if rule.path is not None and rule.for_tool(tool) and rule.matches_path(res, self.guard):
                 raise WorkspaceError(f"{relative}: denied by {rule.label}")
         return res
+
+    def _from_root(self, relative: str) -> str:
+        """A relative path a model wrote as seen from the folder above the root ("calc/x.py"
+        in the project calc, small models do): the root's own name dropped, when the project
+        has no folder of that name."""
+        parts = PurePosixPath(relative.replace("\\", "/")).parts
+        if len(parts) < 2 or parts[0] != self.root.name or (self.root / parts[0]).exists():
+            return relative
+        return "/".join(parts[1:])
 
     def resolve(self, relative: str) -> Path:
         """An absolute path inside the workspace (or an extra root); anything that escapes
