@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
@@ -68,18 +69,33 @@ class Usage(BaseModel):
 class ModelReply(BaseModel):
     """What one model call returned. `finish_reason` as the endpoint said ("stop",
     "tool_calls", "length": cut at the output cap); `notes` are what happened on the way
-    (retries and their waits, a fallback, a switch of tool protocol), for the log."""
+    (retries and their waits, a fallback, a switch of tool protocol), for the log.
+    `format_error`: the reply meant to call a tool in its text but the call cannot be run
+    (broken JSON, an unknown tool, missing required arguments): what was wrong and the syntax
+    expected, to be said to the model; those calls are not in `tool_calls`."""
 
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list[ToolCall])
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None
     notes: list[str] = Field(default_factory=list[str])
+    format_error: str | None = None
 
     @property
     def cut(self) -> bool:
         """The reply was cut at the output cap (`[model] maxTokens`)."""
         return self.finish_reason == "length"
+
+
+class ServerFacts(BaseModel):
+    """What the model's server is known to accept. `context_window`: tokens of prompt and
+    reply together, None when unknown; `window_from` says who said it ("setting", "llama.cpp
+    /props", "Ollama /api/show (num_ctx)", "learned from the server's context-length error");
+    `stream_tools`: False once the server failed to stream a reply with tools offered."""
+
+    context_window: int | None = None
+    window_from: str = ""
+    stream_tools: bool = True
 
 
 class ToolSpec(BaseModel):
@@ -189,6 +205,8 @@ class ResumePoint(BaseModel):
 
 
 CHARS_PER_TOKEN = 4
+SCHEMA_CHARS_PER_TOKEN = 3  # JSON schemas: short keys, many quotes and brackets
+MESSAGE_FRAMING = 5  # tokens a chat template adds around each message (role, markers)
 
 
 def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
@@ -198,3 +216,16 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
         chars += len(m.content or "") + 16
         chars += sum(len(c.name) + len(c.arguments) + 16 for c in m.tool_calls)
     return chars // CHARS_PER_TOKEN
+
+
+def estimate_request_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> int:
+    """A rough count of a whole request's prompt: the messages, their framing, and the tools'
+    schemas, which chat templates render into the prompt (with 14 tools, most of a first
+    request)."""
+    chars = 0
+    for m in messages:
+        chars += len(m.content or "")
+        chars += sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
+    schemas = sum(len(json.dumps(t.to_openai())) for t in tools)
+    framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
+    return chars // CHARS_PER_TOKEN + schemas // SCHEMA_CHARS_PER_TOKEN + framing

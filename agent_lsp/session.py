@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
-from agent_lsp.config.schema import Settings, ToolCalling
+from agent_lsp.config.schema import DEFAULT_CONTEXT_WINDOW, Settings, ToolCalling
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
@@ -51,7 +51,7 @@ from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.safety.tools import guard_tools
-from agent_lsp.seams import EditorChannel, Model, Tool
+from agent_lsp.seams import EditorChannel, Model, Tool, server_facts_of
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.entries import Extractor
@@ -356,7 +356,7 @@ class Session:
         limits = Limits(
             max_steps=self.settings.max_steps,
             max_tokens=self.settings.max_tokens,
-            context_window=self.settings.model.context_window,
+            context_window=self.settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
         )
         verifier = None if read_only else self.verifier
         profile = with_notes(profile, notes.prompt)
@@ -414,10 +414,13 @@ class Session:
         read_only = task.kind in READ_ONLY_KINDS
         agent = self.make_agent(channel, "", "", read_only, control, tools, notes)
         agent.model = await asyncio.to_thread(self.routed, route_of(task))
+        facts = await server_facts_of(agent.model)  # the server's own window, when it says
+        window = facts.context_window if facts is not None else None
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value),
             summarise=self.settings.compaction.summarise,
+            context_window=window or agent.limits.context_window,
         )
         profile, agent.repo_map, memory = await self._prepare(task, channel, agent, checkpoint)
         agent.profile = with_notes(profile, notes.prompt)
