@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from agent_lsp.config.schema import ModelSettings
 from agent_lsp.errors import ContextWindowError, ModelError
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
+    MESSAGE_FRAMING,
     ChatMessage,
     ModelReply,
     ServerFacts,
@@ -119,6 +121,55 @@ class OpenAICompatModel:
             window, source = said
             self._learn(context_window=window, window_from=source)
         return self._facts
+
+    async def probe_window(self) -> int | None:
+        """The window of a local server that says it nowhere (llama-cpp-python): a request far
+        longer than any window it could serve, which it refuses after tokenizing it, before
+        any evaluation, naming its window (learned and remembered). Only a server on this
+        machine or the local network is asked so (a hosted API would bill a prompt it took)."""
+        if self._facts.context_window is not None:
+            return self._facts.context_window
+        if not server_facts.is_local(self.settings.base_url):
+            return None
+        try:
+            await self._client.chat.completions.create(
+                model=self.settings.name,
+                messages=[{"role": "user", "content": "a " * server_facts.PROBE_TOKENS}],
+                max_tokens=1,
+                timeout=max(self.settings.timeout, 60.0),
+            )
+        except openai.APIStatusError as exc:
+            text = _error_text(exc)
+            window = server_facts.window_in_error(text, exc.body)
+            if window is not None and server_facts.is_context_error(text, exc.body):
+                self._learn(
+                    context_window=window,
+                    window_from="learned from the server's context-length error",
+                )
+            return window
+        except openai.OpenAIError:
+            return None
+        return None
+
+    async def count_prompt(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> tuple[int, bool]:
+        """The prompt tokens of a request and whether that is an estimate: counted by the
+        server's tokenizer where it has one (llama-cpp-python `/extras/tokenize/count`,
+        llama.cpp `/tokenize`; the text and the tools' schemas, plus the template's framing),
+        else estimated."""
+        text = "\n".join(
+            [m.content or "" for m in messages]
+            + [c.arguments for m in messages for c in m.tool_calls]
+            + [json.dumps(t.to_openai()) for t in tools]
+        )
+        counted = await server_facts.count_tokens(
+            self._client, self.settings.base_url, self.settings.name, text
+        )
+        if counted is None:
+            return estimate_request_tokens(messages, tools), True
+        framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
+        return counted + framing, False
 
     @property
     def context_window(self) -> int:

@@ -15,6 +15,7 @@ pays for a request that cannot work nor overflows a window it could know."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import openai
 from openai._types import RequestOptions  # pyright: ignore[reportPrivateImportUsage]
@@ -32,6 +34,7 @@ from agent_lsp.messages import ServerFacts
 DEFAULT_WINDOW = DEFAULT_CONTEXT_WINDOW
 OLLAMA_DEFAULT_CTX = 4096
 PROBE_TIMEOUT = 5.0
+PROBE_TOKENS = 300_000  # an oversized prompt: longer than any window a local server serves
 STATE_NAME = "servers.json"
 
 _WINDOW_ERRORS = (
@@ -108,6 +111,18 @@ def is_context_error(message: str, body: object) -> bool:
     )
 
 
+def is_local(base_url: str) -> bool:
+    """A server on this machine or a private network (not a hosted API)."""
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host in ("localhost", "host.docker.internal") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 def _server_root(base_url: str) -> str:
     root = base_url.rstrip("/")
     return root[: -len("/v1")] if root.endswith("/v1") else root
@@ -129,6 +144,34 @@ async def ask_window(
             f"{root}/api/show", body={"model": model}, cast_to=object, options=options
         )
         return _ollama_window(show)
+    return None
+
+
+async def count_tokens(
+    client: openai.AsyncOpenAI, base_url: str, model: str, text: str
+) -> int | None:
+    """`text` in tokens by the server's own tokenizer; None when it has no tokenizer endpoint."""
+    root = _server_root(base_url)
+    options: RequestOptions = {"timeout": PROBE_TIMEOUT * 4}
+    with contextlib.suppress(openai.OpenAIError, ValueError):
+        said = await client.post(
+            f"{root}/extras/tokenize/count",
+            body={"input": text, "model": model},
+            cast_to=object,
+            options=options,
+        )
+        if isinstance(said, dict):
+            count = cast("dict[str, Any]", said).get("count")
+            if isinstance(count, int):
+                return count
+    with contextlib.suppress(openai.OpenAIError, ValueError):
+        said = await client.post(
+            f"{root}/tokenize", body={"content": text}, cast_to=object, options=options
+        )
+        if isinstance(said, dict):
+            tokens = cast("dict[str, Any]", said).get("tokens")
+            if isinstance(tokens, list):
+                return len(cast("list[object]", tokens))
     return None
 
 

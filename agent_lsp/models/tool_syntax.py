@@ -27,6 +27,10 @@ from agent_lsp.messages import ModelReply, ToolCall, ToolSpec
 
 SYNTAX = '<tool_call>{"name": "<tool name>", "arguments": {<arguments as JSON>}}</tool_call>'
 
+ESCAPED_NOTE = (
+    "the reply was HTML-escaped (&lt; &#34;): the server escapes the prompt, as "
+    "llama-cpp-python's --chat_format chatml-function-calling does"
+)
 _ESCAPED = re.compile(r"&(?:lt|gt|quot|amp|#34|#39|#x27|#x22);")
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|(?=<tool_call>)|\Z)", re.S)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n?(.*?)```", re.S)
@@ -66,6 +70,8 @@ def calls_in_text(reply: ModelReply, tools: Sequence[ToolSpec], step_id: str) ->
     if not parsed.calls and parsed.error is None:
         return reply
     notes = list(reply.notes)
+    if unescape(reply.content) != reply.content:
+        notes.append(ESCAPED_NOTE)
     if parsed.calls:
         names = ", ".join(c.name for c in parsed.calls)
         notes.append(f"tool calls read from the reply's text (not parsed by the server): {names}")

@@ -47,10 +47,14 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
 * ``props={...}``: answered at ``GET /props`` (llama.cpp's server: ``n_ctx`` in
   ``default_generation_settings``); ``show={...}``: answered at ``POST /api/show`` (Ollama:
   ``model_info``, ``parameters``); unset, both are 404 (llama-cpp-python, hosted APIs);
-* ``context_window=N``: a request whose prompt (counted as :func:`prompt_tokens` counts it)
+* ``context_window=N`` (131072 unless said, as every server has one; None: no limit): a
+  request whose prompt (counted as :func:`prompt_tokens` counts it)
   does not fit is refused with HTTP 400 in llama-cpp-python's words ("This model's maximum
   context length is N tokens. However, you requested …"), or with ``context_error="llama.cpp"``
-  in llama.cpp's (``exceed_context_size_error`` with ``n_ctx`` in the error body).
+  in llama.cpp's (``exceed_context_size_error`` with ``n_ctx`` in the error body);
+* ``tokenizer="llama.cpp"``: ``POST /tokenize`` (``{"content"}`` -> ``{"tokens": [...]}``);
+  ``tokenizer="llama-cpp-python"``: ``POST /extras/tokenize/count`` (``{"input"}`` ->
+  ``{"count": n}``); ≈4 characters a token.
 """
 
 from __future__ import annotations
@@ -284,6 +288,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake._record_other("POST", self._route(), raw)
             self._send_json(200, fake.show)
             return
+        counted = fake._tokenized(self._route(), raw)
+        if counted is not None:
+            self._send_json(200, counted)
+            return
         if self._route() != "/v1/chat/completions":
             fake._record_other("POST", self._route(), raw)
             self._send_not_found()
@@ -302,14 +310,14 @@ class _Handler(BaseHTTPRequestHandler):
         if refusal is not None:
             self._send_error(refusal)
             return
+        if body.get("stream") and body.get("tools") and fake.broken_tool_streams == "request":
+            self.close_connection = True  # no stream with tools at all, whatever the reply
+            return
         answer = fake._answer_for(body)
         if isinstance(answer, Reply):
             answer = answer.capped(body.get("max_tokens", body.get("max_completion_tokens")))
-        refuse_stream = fake.broken_tool_streams == "request" and body.get("tools")
         if isinstance(answer, Error):
             self._send_error(answer)
-        elif body.get("stream") and refuse_stream:
-            self.close_connection = True  # no stream with tools at all, whatever the reply
         elif body.get("stream") and answer.tool_calls and fake.broken_tool_streams == "start":
             self.close_connection = True  # failed before a byte of the reply
         elif body.get("stream"):
@@ -414,8 +422,9 @@ class FakeOpenAIServer:
         models: Sequence[str] = (FAKE_MODEL_ID,),
         props: Mapping[str, object] | None = None,
         show: Mapping[str, object] | None = None,
-        context_window: int | None = None,
+        context_window: int | None = 131_072,
         context_error: str = "llama-cpp-python",
+        tokenizer: str | None = None,
     ) -> None:
         self.default_reply: Reply | Error | ReplyFunc | None = default_reply
         self.strict = strict
@@ -427,6 +436,7 @@ class FakeOpenAIServer:
         self.show = show
         self.context_window = context_window
         self.context_error = context_error
+        self.tokenizer = tokenizer
         self.other_requests: list[tuple[str, str, object]] = []  # (method, path, JSON body)
         self.refused: list[Error] = []  # what _refusal answered, in order
         self.requests: list[dict[str, Any]] = []
@@ -541,6 +551,17 @@ class FakeOpenAIServer:
             data = raw
         with self._cond:
             self.other_requests.append((method, path, data))
+
+    def _tokenized(self, route: str, raw: bytes) -> dict[str, object] | None:
+        """The answer of the tokenizer endpoint at `route`, if this fake has that one."""
+        where = {"llama.cpp": "/tokenize", "llama-cpp-python": "/extras/tokenize/count"}
+        if self.tokenizer is None or route != where.get(self.tokenizer):
+            return None
+        self._record_other("POST", route, raw)
+        body = json.loads(raw)
+        text = str(body.get("content" if self.tokenizer == "llama.cpp" else "input", ""))
+        count = len(text) // CHARS_PER_TOKEN
+        return {"tokens": list(range(count))} if self.tokenizer == "llama.cpp" else {"count": count}
 
     def _overflow(self, body: dict[str, Any]) -> Error | None:
         """The context-length error of a request that does not fit ``context_window``."""
