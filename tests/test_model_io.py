@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from agent_lsp.config.schema import ModelSettings
 from agent_lsp.errors import ContextWindowError
 from agent_lsp.loop.agent import Agent
+from agent_lsp.memory import logs
 from agent_lsp.messages import ChatMessage, ModelReply, TaskStatus, ToolSpec
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.models.text_tools import TextToolModel
@@ -346,3 +348,14 @@ async def test_an_estimate_counts_the_tools_and_says_so() -> None:
     assert streamed.usage.estimated
     assert streamed.usage.prompt_tokens >= schemas // 3
     assert not whole.usage.estimated  # a whole reply carries the server's count
+
+
+async def test_an_estimate_is_shown_as_one_in_the_log(project: Path) -> None:
+    with FakeOpenAIServer(stream_usage=False) as server:  # llama-cpp-python: no usage in streams
+        server.script(Reply(SUMMARY))
+        session = make_session(project, server.base_url)
+        await session.run_task(FIX_TASK, RecordingChannel())
+        await session.aclose()
+    rendered = [logs.render(line) for line in session.log_path.read_text().splitlines()]
+    [line] = [x for x in rendered if " model: " in x]
+    assert re.search(r" model: ~\d+ in / ~\d+ out tokens \(estimated\), ", line), line

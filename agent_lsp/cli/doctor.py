@@ -241,8 +241,7 @@ async def doctor(root: Path) -> int:
         await raw.aclose()
         return _doctor_end(doc)
     await raw.aclose()
-    estimated = " (estimated)" if reply.usage.estimated else ""
-    tokens = f"{reply.usage.prompt_tokens} in, {reply.usage.completion_tokens} out{estimated}"
+    tokens = _usage_text(reply)
     protocol = "text protocol" if text else "native"
     if any(c.name == "ping" for c in reply.tool_calls):
         doc.ok(f"  tool calls work ({protocol}; probe: {tokens})")
@@ -266,6 +265,14 @@ async def doctor(root: Path) -> int:
         )
     _probe_lines(doc, raw, reply)
     return _doctor_end(doc)
+
+
+def _usage_text(reply: ModelReply) -> str:
+    """e.g. "120 in, 8 out", or "~120 in, ~8 out (estimated)" when the endpoint said none."""
+    usage = reply.usage
+    about = "~" if usage.estimated else ""
+    said = f"{about}{usage.prompt_tokens} in, {about}{usage.completion_tokens} out"
+    return f"{said} (estimated)" if usage.estimated else said
 
 
 async def _window_lines(doc: _Doctor, root: Path, settings: Settings) -> None:
