@@ -4,6 +4,7 @@ real ones: a subprocess, the fake model over HTTP, real pytest."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.conftest import BUG
@@ -182,13 +183,16 @@ def test_doctor_reads_llama_servers_window_and_its_tokenizer_count(
     project: Path, server_env: dict[str, str]
 ) -> None:
     props = {"default_generation_settings": {"n_ctx": 16384}}
-    with FakeOpenAIServer(props=props, context_window=16384, tokenizer="llama.cpp") as server:
+    with FakeOpenAIServer(
+        props=props, context_window=16384, tokenizer="llama.cpp", stream_usage=False
+    ) as server:
         server.script(Reply(tool_calls=[ToolCall("ping", {"text": "ok"})]))
         env = {**server_env, "AGENT_LSP_BASE_URL": server.base_url}
         done = agent_lsp("doctor", "--root", str(project), env=env)
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert "context window: 16384 tokens (llama.cpp /props)" in out
+    assert re.search(r"tool calls work \(native; probe: ~\d+ in, ~\d+ out \(estimated\)\)", out)
     line = next(x for x in out.splitlines() if "first request:" in x)
     assert line.endswith("(counted by the server's tokenizer) tokens with 14 tools, of 16384: fits")
     assert "streaming:" not in out
