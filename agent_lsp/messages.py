@@ -205,8 +205,9 @@ class ResumePoint(BaseModel):
 
 
 CHARS_PER_TOKEN = 4
-SCHEMA_CHARS_PER_TOKEN = 3  # JSON schemas: short keys, many quotes and brackets
 MESSAGE_FRAMING = 5  # tokens a chat template adds around each message (role, markers)
+TOOLS_PREAMBLE = 100  # tokens a template puts before the tools (Qwen2.5's: ~100)
+TOOL_FRAMING = 2  # tokens around each tool's schema
 
 
 def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
@@ -221,11 +222,14 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
 def estimate_request_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> int:
     """A rough count of a whole request's prompt: the messages, their framing, and the tools'
     schemas, which chat templates render into the prompt (with 14 tools, most of a first
-    request)."""
+    request). Measured on a first request (14 tools) with Qwen2.5-Coder's tokenizer and
+    template: 2,562 estimated for 2,509 tokens (counting the messages alone gave 359)."""
     chars = 0
     for m in messages:
         chars += len(m.content or "")
         chars += sum(len(c.name) + len(c.arguments) for c in m.tool_calls)
     schemas = sum(len(json.dumps(t.to_openai())) for t in tools)
     framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
-    return chars // CHARS_PER_TOKEN + schemas // SCHEMA_CHARS_PER_TOKEN + framing
+    if tools:
+        framing += TOOLS_PREAMBLE + TOOL_FRAMING * len(tools)
+    return (chars + schemas) // CHARS_PER_TOKEN + framing

@@ -221,3 +221,16 @@ def test_doctor_says_when_the_server_escapes_the_prompt(
         "llama-cpp-python's --chat_format chatml-function-calling does"
     ) in out
     assert SERVING in out
+
+
+def test_doctor_tells_a_call_that_cannot_run_from_words(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    # What Qwen2.5-Coder-1.5B answered the probe under llama-cpp-python, its own template.
+    fake_openai.script(Reply('```json\n{\n  "name": "ping",\n  "arguments": {}\n}\n```'))
+    done = agent_lsp("doctor", "--root", str(project), env=server_env)
+    assert (
+        "the probe's reply was a tool call written as text that cannot run: ping needs the "
+        'argument(s) text. Write each tool call as <tool_call>{"name": "<tool name>", '
+        '"arguments": {<arguments as JSON>}}</tool_call>'
+    ) in done.stdout

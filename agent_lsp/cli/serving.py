@@ -110,13 +110,18 @@ def report_probe(
     probe: ModelReply,
 ) -> None:
     """What the tool-call probe showed of the server: no streaming with tools (remembered),
-    an HTML-escaped prompt."""
+    a call written as text that cannot run (not words), an HTML-escaped prompt."""
     if not model.facts.stream_tools:
         learned = any("no longer streamed" in n for n in probe.notes)
         when = "found now" if learned else "remembered from an earlier run"
         ok(
             "  streaming: the server cannot stream replies with tools offered "
             f"({when}): they are asked for whole, without a failed stream first"
+        )
+    if probe.format_error and not probe.tool_calls:
+        ok(
+            "  the probe's reply was a tool call written as text that cannot run: "
+            + probe.format_error
         )
     if ESCAPED_NOTE in probe.notes:
         problem(f"  {ESCAPED_NOTE}", SERVING)

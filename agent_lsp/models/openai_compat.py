@@ -219,7 +219,7 @@ class OpenAICompatModel:
             self._learn(context_window=None, window_from="")
         if tools:
             self._replies += 1
-            reply = calls_in_text(reply, tools, str(self._replies))
+            reply = calls_in_text(reply, tools, f"n{self._replies}")
         if reply.finish_reason == "length":
             notes.append(f"the reply was cut at the output cap ({self.settings.max_tokens} tokens)")
         return reply.model_copy(update={"usage": usage, "notes": [*notes, *reply.notes]})

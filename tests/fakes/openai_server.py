@@ -41,8 +41,9 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
   chunk (200, then the connection drops: no finish, no ``[DONE]``, the body unfinished), as
   llama.cpp's server does ("Automatic streaming tool choice is not supported");
   ``broken_tool_streams="start"``: the connection drops before any byte of such a reply;
-* ``broken_tool_streams="request"``: every streamed request that offers tools fails before a
-  byte, whatever the reply (llama-cpp-python's ``chatml-function-calling``);
+* ``broken_tool_streams="request"``: every streamed request that offers tools gets 200 and a
+  stream that ends without a chunk, whatever the reply (llama-cpp-python's
+  ``chatml-function-calling``: "Automatic streaming tool choice is not supported");
 * ``models=[...]``: the names ``GET /v1/models`` lists;
 * ``props={...}``: answered at ``GET /props`` (llama.cpp's server: ``n_ctx`` in
   ``default_generation_settings``); ``show={...}``: answered at ``POST /api/show`` (Ollama:
@@ -311,7 +312,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(refusal)
             return
         if body.get("stream") and body.get("tools") and fake.broken_tool_streams == "request":
-            self.close_connection = True  # no stream with tools at all, whatever the reply
+            # 200, then a stream that ends without a chunk: llama-cpp-python's server raised
+            # "Automatic streaming tool choice is not supported" inside it.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
             return
         answer = fake._answer_for(body)
         if isinstance(answer, Reply):
