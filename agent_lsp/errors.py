@@ -23,3 +23,10 @@ class SettingsError(AgentLspError):
 
 class TaskBusyError(AgentLspError):
     """A task is already running."""
+
+
+class ContextWindowError(ModelError):
+    """The request was longer than the model server's context window; `window` is the
+    window in tokens when the server said it (it is then remembered for the endpoint)."""
+
+    window: int | None = None

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from agent_lsp.messages import AgentEvent, ChatMessage, ModelReply, ToolResult, ToolSpec
+from agent_lsp.messages import (
+    AgentEvent,
+    ChatMessage,
+    ModelReply,
+    ServerFacts,
+    ToolResult,
+    ToolSpec,
+)
 
 
 class Model(Protocol):
@@ -19,6 +26,22 @@ class Model(Protocol):
     ) -> ModelReply:
         """Return the model's next reply; raise `ModelError` when the endpoint fails."""
         ...
+
+
+@runtime_checkable
+class KnowsServer(Protocol):
+    """A model that can say what its server accepts (`OpenAICompatModel` and the wrappers
+    around it): the context window, whether it streams with tools."""
+
+    async def server_facts(self) -> ServerFacts | None: ...
+
+
+async def server_facts_of(model: object) -> ServerFacts | None:
+    """What `model`'s server accepts, if the model can tell (see `KnowsServer`)."""
+    if not isinstance(model, KnowsServer):
+        return None
+    facts: object = await model.server_facts()
+    return facts if isinstance(facts, ServerFacts) else None
 
 
 class EditorChannel(Protocol):

@@ -11,7 +11,12 @@ from pathlib import Path, PurePosixPath
 
 from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
-from agent_lsp.config.schema import CheckAfterEdit, Settings, ToolCalling
+from agent_lsp.config.schema import (
+    DEFAULT_CONTEXT_WINDOW,
+    CheckAfterEdit,
+    Settings,
+    ToolCalling,
+)
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
@@ -52,7 +57,7 @@ from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.safety.tools import guard_tools
-from agent_lsp.seams import EditorChannel, Model, Tool
+from agent_lsp.seams import EditorChannel, Model, Tool, server_facts_of
 from agent_lsp.symbols import SymbolIndex, repo_map
 from agent_lsp.symbols.cache import cache_path
 from agent_lsp.symbols.entries import Extractor
@@ -336,9 +341,11 @@ class Session:
         control: TaskControl | None = None,
         extra: Sequence[Tool] = (),
         notes: ProjectNotes | None = None,
+        small: bool | None = None,
     ) -> Agent:
         """An agent for one task; `read_only` (explain) gets only the tools that change nothing
         and is done when it answers; `control` lets the user steer it and it ask the user;
+        `small`, the small-model profile (default: from the settings alone);
         `extra` tools of this task only (improve: propose_improvement); `notes`, the project's
         (default: read now), end the system prompt and the tool descriptions."""
         workspace = Workspace(self.root, channel, self.gate(channel))
@@ -347,7 +354,7 @@ class Session:
             tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
         tools += guard_tools(list(extra), workspace.policy)
         notes = notes if notes is not None else read_notes(self.root, self.safety.trusted)
-        small = self.small_model()
+        small = self.small_model() if small is None else small
         if small:
             own = {t.name for t in extra}
             tools = [t for t in tools if t.name in SMALL_TOOLS or t.name in own]
@@ -355,7 +362,7 @@ class Session:
         limits = Limits(
             max_steps=self.settings.max_steps,
             max_tokens=self.settings.max_tokens,
-            context_window=self.settings.model.context_window,
+            context_window=self.settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
             words_in_row=3 if small else 2,
             check_after_edit=check is CheckAfterEdit.ON or (check is CheckAfterEdit.AUTO and small),
         )
@@ -375,11 +382,12 @@ class Session:
         agent.diagnostic_check = self._diagnostic_check()
         return agent
 
-    def small_model(self) -> bool:
-        """The small-model profile (`model.profile`; auto: from the context window and the
-        model's name)."""
+    def small_model(self, served: int | None = None) -> bool:
+        """The small-model profile (`model.profile`; auto: from the context window — the
+        setting, else what the server said, `served` — and the model's name)."""
         model = self.settings.model
-        return is_small(model.profile.value, model.context_window, model.name)
+        window = model.context_window or served
+        return is_small(model.profile.value, window, model.name)
 
     def _diagnostic_check(self) -> DiagnosticCheck:
         """agent-lsp's own diagnostics first (tests, linters), then the editor's side."""
@@ -427,13 +435,18 @@ class Session:
         for warning in (*notes.warnings, *declared.warnings):
             await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=warning))
         read_only = task.kind in READ_ONLY_KINDS
-        agent = self.make_agent(channel, "", "", read_only, control, tools, notes)
-        agent.model = await asyncio.to_thread(self.routed, route_of(task))
+        model = await asyncio.to_thread(self.routed, route_of(task))
+        facts = await server_facts_of(model)  # the server's own window, when it says
+        window = facts.context_window if facts is not None else None
+        small = self.small_model(window)
+        agent = self.make_agent(channel, "", "", read_only, control, tools, notes, small=small)
+        agent.model = model
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value)
             * (0.75 if agent.small else 1.0),
             summarise=self.settings.compaction.summarise,
+            context_window=window or agent.limits.context_window,
         )
         profile, agent.repo_map, memory = await self._prepare(task, channel, agent, checkpoint)
         agent.profile = with_notes(profile, notes.prompt)

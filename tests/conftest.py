@@ -34,6 +34,21 @@ def private_sandbox_homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         os.environ["XDG_CACHE_HOME"] = old
 
 
+@pytest.fixture(autouse=True)
+def private_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """What agent-lsp remembers of model servers (their context window, whether they stream
+    with tools) lives in XDG_STATE_HOME: one folder per test, so that no test inherits what
+    another taught it (the fake servers' ports are reused)."""
+    old = os.environ.get("XDG_STATE_HOME")
+    state = tmp_path_factory.mktemp("state")
+    os.environ["XDG_STATE_HOME"] = str(state)
+    yield state
+    if old is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = old
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:

@@ -6,17 +6,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from adapters import describe_project
 from agent_lsp.cli.commands import EXIT_NOT_DONE, EXIT_OK
+from agent_lsp.config.schema import Settings
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import ModelError
-from agent_lsp.messages import ChatMessage, ToolSpec
+from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import Confinement
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.tools import RESERVED_NAMES, read_project_tools
+
+if TYPE_CHECKING:
+    from agent_lsp.models.openai_compat import OpenAICompatModel
 
 # The settings `doctor` says the source of (dotted camelCase paths).
 ORIGIN_KEYS = (
@@ -214,6 +218,7 @@ async def doctor(root: Path) -> int:
             return _doctor_end(doc)
         if names:
             doc.ok(f"  model {model.name!r} is served")
+    await _window_lines(doc, root, loaded.settings)
     probe_settings = model.model_copy(
         update={"max_tokens": 64, "max_retries": 0, "timeout": min(model.timeout, 60.0)}
     )
@@ -236,8 +241,7 @@ async def doctor(root: Path) -> int:
         await raw.aclose()
         return _doctor_end(doc)
     await raw.aclose()
-    estimated = " (estimated)" if reply.usage.estimated else ""
-    tokens = f"{reply.usage.prompt_tokens} in, {reply.usage.completion_tokens} out{estimated}"
+    tokens = _usage_text(reply)
     protocol = "text protocol" if text else "native"
     if any(c.name == "ping" for c in reply.tool_calls):
         doc.ok(f"  tool calls work ({protocol}; probe: {tokens})")
@@ -259,7 +263,35 @@ async def doctor(root: Path) -> int:
             )
             + "; a model this weak may not finish tasks"
         )
+    _probe_lines(doc, raw, reply)
     return _doctor_end(doc)
+
+
+def _usage_text(reply: ModelReply) -> str:
+    """e.g. "120 in, 8 out", or "~120 in, ~8 out (estimated)" when the endpoint said none."""
+    usage = reply.usage
+    about = "~" if usage.estimated else ""
+    said = f"{about}{usage.prompt_tokens} in, {about}{usage.completion_tokens} out"
+    return f"{said} (estimated)" if usage.estimated else said
+
+
+async def _window_lines(doc: _Doctor, root: Path, settings: Settings) -> None:
+    """The server's context window against a task's first request (see `serving`)."""
+    from agent_lsp.cli.serving import report_window
+    from agent_lsp.models.openai_compat import OpenAICompatModel
+
+    model = OpenAICompatModel(settings.model.model_copy(update={"max_retries": 0}))
+    try:
+        await report_window(doc.ok, doc.problem, root, settings, model)
+    finally:
+        await model.aclose()
+
+
+def _probe_lines(doc: _Doctor, raw: OpenAICompatModel, reply: ModelReply) -> None:
+    """What the tool-call probe showed of the server (see `serving`)."""
+    from agent_lsp.cli.serving import report_probe
+
+    report_probe(doc.ok, doc.problem, raw, reply)
 
 
 def _doctor_end(doc: _Doctor) -> int:

@@ -16,6 +16,8 @@ class _Section(BaseModel):
     )
 
 
+DEFAULT_CONTEXT_WINDOW = 128_000  # when neither `model.contextWindow` nor the server says
+
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
@@ -121,11 +123,13 @@ class ModelSettings(_Section):
     temperature: float | None = Field(
         0.0, description="Sampling temperature; null = endpoint default."
     )
-    context_window: int = Field(
-        128_000,
+    context_window: int | None = Field(
+        None,
         ge=2_000,
         description="Tokens the model accepts; history is compacted at the share the "
-        "`compaction` settings give each task kind.",
+        "`compaction` settings give each task kind. Unset: what the server says (llama.cpp's "
+        "`/props`, Ollama's `/api/show`, or learned from its context-length error; remembered "
+        "per endpoint and model in `~/.local/state/agent-lsp/servers.json`), else 128000.",
     )
     price: ModelPrice = Field(
         default_factory=lambda: ModelPrice.model_validate({}),

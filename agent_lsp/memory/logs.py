@@ -65,7 +65,9 @@ def _clock(ts: str) -> str:
 
 
 def _tokens(e: dict[str, Any]) -> str:
-    return f"{e.get('prompt_tokens', 0)} in / {e.get('completion_tokens', 0)} out tokens"
+    about = "~" if e.get("estimated") else ""  # counted by agent-lsp, not by the endpoint
+    prompt, completion = e.get("prompt_tokens", 0), e.get("completion_tokens", 0)
+    return f"{about}{prompt} in / {about}{completion} out tokens"
 
 
 def _step(e: dict[str, Any]) -> str:

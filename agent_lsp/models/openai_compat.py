@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import Sequence
@@ -11,16 +12,20 @@ from typing import Any
 import openai
 
 from agent_lsp.config.schema import ModelSettings
-from agent_lsp.errors import ModelError
+from agent_lsp.errors import ContextWindowError, ModelError
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
+    MESSAGE_FRAMING,
     ChatMessage,
     ModelReply,
+    ServerFacts,
     ToolCall,
     ToolSpec,
     Usage,
-    estimate_tokens,
+    estimate_request_tokens,
 )
+from agent_lsp.models import server_facts
+from agent_lsp.models.tool_syntax import calls_in_text
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +37,14 @@ class EndpointError(ModelError):
     def __init__(self, message: str, status: int | None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class EndpointContextError(EndpointError, ContextWindowError):
+    """The request did not fit the server's context window (`window`, when it said)."""
+
+    def __init__(self, message: str, status: int, window: int | None) -> None:
+        EndpointError.__init__(self, message, status)
+        self.window = window
 
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -79,9 +92,94 @@ class OpenAICompatModel:
             max_retries=0,
         )
         self._stream_usage = True  # ask for usage in streams until the endpoint refuses it
-        # Replies with tools offered are asked for whole once a stream of one broke off
-        # (llama.cpp's server: "Automatic streaming tool choice is not supported").
-        self._stream_tools = True
+        # What is known of the server (remembered per endpoint and model, see server_facts):
+        # its context window, and whether it streams replies with tools offered — once a
+        # stream of one broke off (llama-cpp-python's chatml-function-calling: "Automatic
+        # streaming tool choice is not supported"), such replies are asked for whole.
+        self._facts = server_facts.facts_from(
+            server_facts.recall(settings.base_url, settings.name), settings.context_window
+        )
+        self._asked = False  # the server was asked its window (once per model)
+        self._replies = 0  # numbers the calls read from a reply's text
+
+    @property
+    def facts(self) -> ServerFacts:
+        """What is known of the server now (without asking it)."""
+        return self._facts
+
+    async def server_facts(self) -> ServerFacts:
+        """What the server accepts: the setting's context window when set, else the one the
+        server says (llama.cpp /props, Ollama /api/show; asked once, remembered), else the one
+        remembered from an earlier run (or its context-length error); None when unknown."""
+        if self._asked or self._facts.window_from == "setting":
+            return self._facts
+        self._asked = True
+        said = await server_facts.ask_window(
+            self._client, self.settings.base_url, self.settings.name
+        )
+        if said is not None:
+            window, source = said
+            self._learn(context_window=window, window_from=source)
+        return self._facts
+
+    async def probe_window(self) -> int | None:
+        """The window of a local server that says it nowhere (llama-cpp-python): a request far
+        longer than any window it could serve, which it refuses after tokenizing it, before
+        any evaluation, naming its window (learned and remembered). Only a server on this
+        machine or the local network is asked so (a hosted API would bill a prompt it took)."""
+        if self._facts.context_window is not None:
+            return self._facts.context_window
+        if not server_facts.is_local(self.settings.base_url):
+            return None
+        try:
+            await self._client.chat.completions.create(
+                model=self.settings.name,
+                messages=[{"role": "user", "content": "a " * server_facts.PROBE_TOKENS}],
+                max_tokens=1,
+                timeout=max(self.settings.timeout, 60.0),
+            )
+        except openai.APIStatusError as exc:
+            text = _error_text(exc)
+            window = server_facts.window_in_error(text, exc.body)
+            if window is not None and server_facts.is_context_error(text, exc.body):
+                self._learn(
+                    context_window=window,
+                    window_from="learned from the server's context-length error",
+                )
+            return window
+        except openai.OpenAIError:
+            return None
+        return None
+
+    async def count_prompt(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> tuple[int, bool]:
+        """The prompt tokens of a request and whether that is an estimate: counted by the
+        server's tokenizer where it has one (llama-cpp-python `/extras/tokenize/count`,
+        llama.cpp `/tokenize`; the text and the tools' schemas, plus the template's framing),
+        else estimated."""
+        text = "\n".join(
+            [m.content or "" for m in messages]
+            + [c.arguments for m in messages for c in m.tool_calls]
+            + [json.dumps(t.to_openai()) for t in tools]
+        )
+        counted = await server_facts.count_tokens(
+            self._client, self.settings.base_url, self.settings.name, text
+        )
+        if counted is None:
+            return estimate_request_tokens(messages, tools), True
+        framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
+        return counted + framing, False
+
+    @property
+    def context_window(self) -> int:
+        """The context window in force: known (setting, server) or the 128k default."""
+        return self._facts.context_window or server_facts.DEFAULT_WINDOW
+
+    def _learn(self, **facts: object) -> None:
+        """Take new facts about the server and remember them for the next run."""
+        self._facts = self._facts.model_copy(update=facts)
+        server_facts.remember(self.settings.base_url, self.settings.name, **facts)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -105,13 +203,23 @@ class OpenAICompatModel:
         reply = await self._with_retries(request, notes)
         usage = reply.usage
         if not usage.prompt_tokens or not usage.completion_tokens:
-            # The endpoint reported no usage: an estimate (≈4 characters a token), said so.
+            # The endpoint reported no usage: an estimate of the whole request (the tools'
+            # schemas too, which the template puts in the prompt), said so.
             out = (reply.content or "") + "".join(c.name + c.arguments for c in reply.tool_calls)
             usage = Usage(
-                prompt_tokens=usage.prompt_tokens or estimate_tokens(messages),
+                prompt_tokens=usage.prompt_tokens or estimate_request_tokens(messages, tools),
                 completion_tokens=usage.completion_tokens or _estimate_text(out),
                 estimated=True,
             )
+        elif (window := self._facts.context_window) is not None and (
+            usage.prompt_tokens + usage.completion_tokens > window
+        ):
+            # A counted request larger than the window known: the server was restarted with
+            # a larger one since it was learned.
+            self._learn(context_window=None, window_from="")
+        if tools:
+            self._replies += 1
+            reply = calls_in_text(reply, tools, f"n{self._replies}")
         if reply.finish_reason == "length":
             notes.append(f"the reply was cut at the output cap ({self.settings.max_tokens} tokens)")
         return reply.model_copy(update={"usage": usage, "notes": [*notes, *reply.notes]})
@@ -142,6 +250,9 @@ class OpenAICompatModel:
     ) -> EndpointError:
         after = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
         if isinstance(exc, openai.APIStatusError):
+            text = _error_text(exc)
+            if exc.status_code in (400, 413) and server_facts.is_context_error(text, exc.body):
+                return self._overflow(exc.status_code, text, exc.body, after)
             return EndpointError(
                 f"the model endpoint answered HTTP {exc.status_code}: {_error_text(exc)}{after}",
                 exc.status_code,
@@ -150,8 +261,25 @@ class OpenAICompatModel:
             f"cannot reach the model at {self.settings.base_url}: {exc}{after}", None
         )
 
+    def _overflow(self, status: int, text: str, body: object, after: str) -> EndpointContextError:
+        """The request was longer than the server's window: the window it named is learned
+        (and remembered), and the error says how to serve a larger one."""
+        window = server_facts.window_in_error(text, body)
+        if window is not None and self._facts.window_from != "setting":
+            self._learn(
+                context_window=window,
+                window_from="learned from the server's context-length error",
+            )
+        size = f"{window} tokens" if window is not None else "too small"
+        message = (
+            f"the model endpoint answered HTTP {status}: {text}{after} — the server's context "
+            f"window is {size}: serve the model with a larger one (llama-cpp-python: "
+            "--n_ctx 16384; llama-server: -c 16384; Ollama: num_ctx 16384)"
+        )
+        return EndpointContextError(message, status, window)
+
     async def _once(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
-        if not self.settings.stream or ("tools" in request and not self._stream_tools):
+        if not self.settings.stream or ("tools" in request and not self._facts.stream_tools):
             return await self._plain(request)
         try:
             return await self._streamed(request, notes)
@@ -165,9 +293,11 @@ class OpenAICompatModel:
                 raise
             reply = await self._plain_again(request)
             if "tools" in request:
-                self._stream_tools = False
+                self._learn(stream_tools=False)
             note = f"the stream broke off ({exc}): asked again without streaming" + (
-                "; replies with tools are no longer streamed" if "tools" in request else ""
+                "; replies with tools are no longer streamed (remembered for this endpoint)"
+                if "tools" in request
+                else ""
             )
             log.warning("model call: %s", note)
             notes.append(note)

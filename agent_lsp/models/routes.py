@@ -14,9 +14,9 @@ from pydantic import SecretStr
 
 from agent_lsp.config.schema import ModelRoute, ModelSettings
 from agent_lsp.errors import ModelError
-from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
+from agent_lsp.messages import ChatMessage, ModelReply, ServerFacts, ToolSpec
 from agent_lsp.models.openai_compat import EndpointError, OpenAICompatModel
-from agent_lsp.seams import Model
+from agent_lsp.seams import Model, server_facts_of
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,9 @@ class RoutedModel:
             self._resting_until = time.monotonic() + RESTING_SECONDS
         reply = await self.main.complete(messages, tools)
         return reply.model_copy(update={"notes": [note, *reply.notes]})
+
+    async def server_facts(self) -> ServerFacts | None:
+        return await server_facts_of(self.routed)
 
     async def aclose(self) -> None:
         close = getattr(self.routed, "aclose", None)

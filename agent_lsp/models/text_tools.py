@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Sequence
 
 from agent_lsp.errors import ModelError
-from agent_lsp.messages import ChatMessage, ModelReply, ToolCall, ToolSpec
-from agent_lsp.seams import Model
+from agent_lsp.messages import ChatMessage, ModelReply, ServerFacts, ToolSpec
+from agent_lsp.models.tool_syntax import parse_tool_calls
+from agent_lsp.seams import Model, server_facts_of
 
 log = logging.getLogger(__name__)
 
 TIGHT = (",", ":")
-_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 
 PROTOCOL = """\
 You call tools by writing, anywhere in your answer, one block per call:
@@ -70,23 +69,6 @@ def to_text_messages(
     return out
 
 
-def parse_tool_calls(content: str, step_id: str) -> tuple[str, list[ToolCall]]:
-    """Split an answer into its prose and its tool calls (broken JSON is passed on as such,
-    so the tool box reports it to the model)."""
-    calls: list[ToolCall] = []
-    for n, block in enumerate(_BLOCK.findall(content)):
-        try:
-            data = json.loads(block)
-            name = str(data.get("name", "")) if isinstance(data, dict) else ""
-            args = data.get("arguments", {}) if isinstance(data, dict) else {}
-            arguments = args if isinstance(args, str) else json.dumps(args)
-        except json.JSONDecodeError:
-            match = re.search(r'"name"\s*:\s*"([^"]+)"', block)
-            name, arguments = (match.group(1) if match else "invalid"), block
-        calls.append(ToolCall(id=f"text_{step_id}_{n}", name=name, arguments=arguments))
-    return _BLOCK.sub("", content).strip(), calls
-
-
 class TextToolModel:
     """Wraps any Model; tools travel in the text, never in the `tools` parameter."""
 
@@ -99,11 +81,20 @@ class TextToolModel:
     ) -> ModelReply:
         self._turn += 1
         reply = await self.inner.complete(to_text_messages(messages, tools), [])
-        prose, calls = parse_tool_calls(reply.content or "", str(self._turn))
+        parsed = parse_tool_calls(reply.content or "", tools, str(self._turn))
+        if not parsed.calls and parsed.error is None:
+            return reply
         # A native call the endpoint sends anyway is taken as it is.
         return reply.model_copy(
-            update={"content": prose or None, "tool_calls": [*reply.tool_calls, *calls]}
+            update={
+                "content": parsed.prose or None,
+                "tool_calls": [*reply.tool_calls, *parsed.calls],
+                "format_error": parsed.error,
+            }
         )
+
+    async def server_facts(self) -> ServerFacts | None:
+        return await server_facts_of(self.inner)
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)
@@ -120,10 +111,11 @@ def refuses_tools(error: ModelError) -> bool:
 
 class AutoToolModel:
     """Native tool calling, switching to the text protocol for good when the endpoint refuses
-    tools, or when the model shows it does not make native tool calls before it ever made
-    one: it writes text-protocol blocks (run at once), or the loop could not accept an answer
-    in words although tools were offered (`answered_in_words`) — early, not after the task is
-    lost. An answer in words that ends a task (an explanation) switches nothing."""
+    tools, or when the model shows it does not make tool calls before it ever made one: the
+    loop could not accept an answer in words although tools were offered
+    (`answered_in_words`) — early, not after the task is lost. An answer in words that ends a
+    task (an explanation) switches nothing. Calls the model writes in its text in its own
+    format (`<tool_call>` blocks, JSON) are read by the native path itself (`tool_syntax`)."""
 
     def __init__(self, inner: Model) -> None:
         self.inner = inner
@@ -150,20 +142,7 @@ class AutoToolModel:
         if reply.tool_calls:
             self._native_seen = True
             return reply
-        if not tools or self._native_seen:
-            return reply
-        prose, calls = parse_tool_calls(reply.content or "", "0")
-        if not calls:
-            return reply
-        self.text = TextToolModel(self.inner)
-        note = (
-            "the model wrote text tool calls although native tools were offered: "
-            "switched to text tools (toolCalling = auto)"
-        )
-        log.warning("%s", note)
-        return reply.model_copy(
-            update={"content": prose or None, "tool_calls": calls, "notes": [*reply.notes, note]}
-        )
+        return reply
 
     def answered_in_words(self) -> None:
         """The loop could not accept the last answer (words, no tool call): a model that never
@@ -182,6 +161,9 @@ class AutoToolModel:
             return reply
         note, self._note = self._note, None
         return reply.model_copy(update={"notes": [note, *reply.notes]})
+
+    async def server_facts(self) -> ServerFacts | None:
+        return await server_facts_of(self.inner)
 
     async def aclose(self) -> None:
         close = getattr(self.inner, "aclose", None)

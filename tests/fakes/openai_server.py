@@ -41,7 +41,21 @@ It can also behave like the real servers a user runs (llama.cpp, older vLLM, pro
   chunk (200, then the connection drops: no finish, no ``[DONE]``, the body unfinished), as
   llama.cpp's server does ("Automatic streaming tool choice is not supported");
   ``broken_tool_streams="start"``: the connection drops before any byte of such a reply;
-* ``models=[...]``: the names ``GET /v1/models`` lists.
+* ``broken_tool_streams="request"``: every streamed request that offers tools gets 200 and a
+  stream that ends without a chunk, whatever the reply (llama-cpp-python's
+  ``chatml-function-calling``: "Automatic streaming tool choice is not supported");
+* ``models=[...]``: the names ``GET /v1/models`` lists;
+* ``props={...}``: answered at ``GET /props`` (llama.cpp's server: ``n_ctx`` in
+  ``default_generation_settings``); ``show={...}``: answered at ``POST /api/show`` (Ollama:
+  ``model_info``, ``parameters``); unset, both are 404 (llama-cpp-python, hosted APIs);
+* ``context_window=N`` (131072 unless said, as every server has one; None: no limit): a
+  request whose prompt (counted as :func:`prompt_tokens` counts it)
+  does not fit is refused with HTTP 400 in llama-cpp-python's words ("This model's maximum
+  context length is N tokens. However, you requested …"), or with ``context_error="llama.cpp"``
+  in llama.cpp's (``exceed_context_size_error`` with ``n_ctx`` in the error body);
+* ``tokenizer="llama.cpp"``: ``POST /tokenize`` (``{"content"}`` -> ``{"tokens": [...]}``);
+  ``tokenizer="llama-cpp-python"``: ``POST /extras/tokenize/count`` (``{"input"}`` ->
+  ``{"count": n}``); ≈4 characters a token.
 """
 
 from __future__ import annotations
@@ -73,6 +87,12 @@ FAKE_MODEL_ID = "fake-model"
 EXHAUSTED_MESSAGE = "fake server: script exhausted"
 CHARS_PER_TOKEN = 4
 BREAK = "\x00break"  # a stream event that drops the connection (see broken_tool_streams)
+
+
+def prompt_tokens(body: Mapping[str, Any]) -> int:
+    """The prompt tokens the fake counts against its context window: the messages' and
+    tools' JSON, ≈4 characters a token."""
+    return len(json.dumps([body.get("messages"), body.get("tools")])) // CHARS_PER_TOKEN
 
 
 def ramble(words: int = 20_000) -> str:
@@ -132,6 +152,7 @@ class Error:
     status: int = 500
     message: str = "injected error"
     retry_after: float | None = None
+    body: Mapping[str, object] | None = None  # sent as it is instead of the OpenAI shape
 
 
 @dataclass(frozen=True)
@@ -245,7 +266,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._drain_body()
-        if self._route() == "/v1/models":
+        fake = self._fake()
+        fake._record_other("GET", self._route(), None)
+        if self._route() == "/props" and fake.props is not None:
+            self._send_json(200, fake.props)
+        elif self._route() == "/v1/models":
             names = self._fake().models
             self._send_json(
                 200,
@@ -259,7 +284,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self._drain_body()
+        fake = self._fake()
+        if self._route() == "/api/show" and fake.show is not None:
+            fake._record_other("POST", self._route(), raw)
+            self._send_json(200, fake.show)
+            return
+        counted = fake._tokenized(self._route(), raw)
+        if counted is not None:
+            self._send_json(200, counted)
+            return
         if self._route() != "/v1/chat/completions":
+            fake._record_other("POST", self._route(), raw)
             self._send_not_found()
             return
         try:
@@ -271,11 +306,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(Error(400, "fake server: request body must be a JSON object"))
             return
         headers = {key.lower(): value for key, value in self.headers.items()}
-        fake = self._fake()
         fake._record(body, headers)
         refusal = fake._refusal(body)
         if refusal is not None:
             self._send_error(refusal)
+            return
+        if body.get("stream") and body.get("tools") and fake.broken_tool_streams == "request":
+            # 200, then a stream that ends without a chunk: llama-cpp-python's server raised
+            # "Automatic streaming tool choice is not supported" inside it.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
             return
         answer = fake._answer_for(body)
         if isinstance(answer, Reply):
@@ -330,6 +374,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_error(self, error: Error) -> None:
+        if error.body is not None:
+            self._send_json(error.status, error.body)
+            return
         err_type, code = _error_type(error.status)
         headers: dict[str, str] = {}
         if error.retry_after is not None:
@@ -381,6 +428,11 @@ class FakeOpenAIServer:
         reject_stream_options: bool = False,
         broken_tool_streams: bool | str = False,
         models: Sequence[str] = (FAKE_MODEL_ID,),
+        props: Mapping[str, object] | None = None,
+        show: Mapping[str, object] | None = None,
+        context_window: int | None = 131_072,
+        context_error: str = "llama-cpp-python",
+        tokenizer: str | None = None,
     ) -> None:
         self.default_reply: Reply | Error | ReplyFunc | None = default_reply
         self.strict = strict
@@ -388,6 +440,12 @@ class FakeOpenAIServer:
         self.reject_stream_options = reject_stream_options
         self.broken_tool_streams = broken_tool_streams
         self.models = list(models)
+        self.props = props
+        self.show = show
+        self.context_window = context_window
+        self.context_error = context_error
+        self.tokenizer = tokenizer
+        self.other_requests: list[tuple[str, str, object]] = []  # (method, path, JSON body)
         self.refused: list[Error] = []  # what _refusal answered, in order
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
@@ -494,11 +552,56 @@ class FakeOpenAIServer:
             self.request_headers.append(headers)
             self._cond.notify_all()
 
+    def _record_other(self, method: str, path: str, raw: bytes | None) -> None:
+        try:
+            data: object = json.loads(raw) if raw else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            data = raw
+        with self._cond:
+            self.other_requests.append((method, path, data))
+
+    def _tokenized(self, route: str, raw: bytes) -> dict[str, object] | None:
+        """The answer of the tokenizer endpoint at `route`, if this fake has that one."""
+        where = {"llama.cpp": "/tokenize", "llama-cpp-python": "/extras/tokenize/count"}
+        if self.tokenizer is None or route != where.get(self.tokenizer):
+            return None
+        self._record_other("POST", route, raw)
+        body = json.loads(raw)
+        text = str(body.get("content" if self.tokenizer == "llama.cpp" else "input", ""))
+        count = len(text) // CHARS_PER_TOKEN
+        return {"tokens": list(range(count))} if self.tokenizer == "llama.cpp" else {"count": count}
+
+    def _overflow(self, body: dict[str, Any]) -> Error | None:
+        """The context-length error of a request that does not fit ``context_window``."""
+        window, prompt = self.context_window, prompt_tokens(body)
+        if window is None or prompt < window:
+            return None
+        if self.context_error == "llama.cpp":
+            message = "the request exceeds the available context size, try increasing it"
+            error = {
+                "code": 400,
+                "message": message,
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt,
+                "n_ctx": window,
+            }
+            return Error(400, message, body={"error": error})
+        cap = body.get("max_tokens")
+        completion = cap if isinstance(cap, int) else 0
+        return Error(
+            400,
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+            "completion). Please reduce the length of the messages or completion.",
+        )
+
     def _refusal(self, body: dict[str, Any]) -> Error | None:
         """The error a strict or old server answers this request with, if any (no script
         entry is consumed)."""
-        error: Error | None = None
-        if self.reject_stream_options and "stream_options" in body:
+        error: Error | None = self._overflow(body)
+        if error is not None:
+            pass
+        elif self.reject_stream_options and "stream_options" in body:
             error = Error(400, "fake server: unrecognized request argument: stream_options")
         elif self.strict:
             problem = _invalid_messages(body.get("messages"))
