@@ -441,6 +441,12 @@ class Session:
         small = self.small_model(window)
         agent = self.make_agent(channel, "", "", read_only, control, tools, notes, small=small)
         agent.model = model
+        if small and self.settings.model.tool_calling is ToolCalling.AUTO:
+            # A small model reads the text protocol's few lines better than a template's tool
+            # schemas (~1,000 tokens of them, each evaluated on a CPU), and never switching
+            # mid-task keeps the server's prompt cache.
+            raw = await asyncio.to_thread(self.routed, route_of(task), False)
+            agent.model = with_tool_protocol(raw, ToolCalling.TEXT)
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value)

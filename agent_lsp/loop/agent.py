@@ -473,14 +473,29 @@ class Agent:
         for problem in found.problems:
             lines.append(f"- not used: {problem}")
         if not applied:
+            files = dict.fromkeys(e.path for e in found.edits)
             return (
                 f"{FAILED_WORDS}:\n"
                 + "\n".join(lines)
-                + "\nCopy the SEARCH part exactly from the file (read_file shows it), or use "
-                "edit_file."
+                + "".join(self._as_it_is(rel) for rel in files)
+                + "\nCopy the SEARCH part exactly from the file as it is now."
             )
         await self._emit(EventKind.MESSAGE, f"applied {applied} edit(s) written in words", step)
         return "Applied the edits written in your reply:\n" + "\n".join(lines)
+
+    def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
+        """A file's current text for the model after an edit of it failed (a small one), as
+        the first look shows files; "" when it is too big or not readable."""
+        ws = self.workspace
+        try:
+            path = ws.describe(rel, "read_file").path
+            if ws.hidden(path, "read_file") or path.stat().st_size > limit:
+                return ""
+            text = ws.read_text(path)
+        except (AgentLspError, OSError, ValueError):
+            return ""
+        ws.note_read(path, text)
+        return f"\n{rel} as it is now:\n```\n{text.rstrip()}\n```"
 
     async def _check_edits(self, step: int) -> str:
         """With `check_after_edit`: the tests affected by this step's edits, run at once; their

@@ -40,9 +40,9 @@ HOW_TO_ANSWER = """\
 Change the code so that the tests pass (unless the task asks for it, not the tests). Write each \
 change as a SEARCH/REPLACE block, the file's path alone on the line before it:
 
-path/to/file.py
+{path}
 <<<<<<< SEARCH
-the exact lines to change, copied from the file
+the exact lines to change, copied from the file as it is now
 =======
 the new lines
 >>>>>>> REPLACE"""
@@ -121,7 +121,8 @@ async def first_look(
     if left_out:
         out.append("Also relevant (read_file to see them): " + ", ".join(left_out))
     if shown:
-        out.append(HOW_TO_ANSWER)
+        code = [rel for rel in shown if not is_test_file(rel)]
+        out.append(HOW_TO_ANSWER.format(path=(code or shown)[0]))
     return FirstLook("\n\n".join(out), shown)
 
 

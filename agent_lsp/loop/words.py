@@ -86,8 +86,8 @@ def edits_in_words(text: str, read: Reader, candidates: Sequence[str] = ()) -> F
     taken: list[tuple[int, int]] = []
     for match in _SEARCH.finditer(text):
         taken.append(match.span())
-        path = _named_before(text, match.start(), read)
         old, new = _block_text(match.group("old")), _block_text(match.group("new"))
+        path = _named_before(text, match.start(), read) or _holding(old, read, candidates)
         if path is None:
             problems.append("a SEARCH/REPLACE block without its file's path on the line before")
         elif not old.strip():
@@ -105,6 +105,30 @@ def edits_in_words(text: str, read: Reader, candidates: Sequence[str] = ()) -> F
             continue
         edits.extend(found)
     return Found(edits, problems)
+
+
+def _holding(old: str, read: Reader, candidates: Sequence[str]) -> str | None:
+    """The one file the model has read whose text holds `old` (a block whose path is missing
+    or wrong: small models copy an example's), code before tests; lines compared without
+    their outer whitespace when no file holds it exactly."""
+    if not old.strip():
+        return None
+    texts = {rel: t for rel in dict.fromkeys(candidates) if (t := read(rel)) is not None}
+    for loose in (False, True):
+        want = _loose(old) if loose else old
+        found = [rel for rel, t in texts.items() if want in (_loose(t) if loose else t)]
+        code = [rel for rel in found if not is_test_file(rel)]
+        if len(code) == 1:
+            return code[0]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            return None
+    return None
+
+
+def _loose(text: str) -> str:
+    return "\n".join(line.strip() for line in text.splitlines())
 
 
 def _fences(text: str) -> list[tuple[int, int, str, str]]:
