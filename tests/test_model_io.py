@@ -88,6 +88,7 @@ def calls(reply: ModelReply) -> list[tuple[str, dict[str, Any]]]:
 FORMS = {
     "qwen block": f"I will edit it.\n<tool_call>\n{CALL}\n</tool_call>",
     "block without its closing tag": f"I will edit it.\n<tool_call>{CALL}",
+    "unclosed block, words after it": f"I will edit it.\n<tool_call>{CALL}\n\nThen run it.",
     "json fence": f"I will edit it.\n```json\n{CALL}\n```",
     "bare fence": f"I will edit it.\n```\n{CALL}\n```",
     "tool_call fence": f"I will edit it.\n```tool_call\n{CALL}\n```",
@@ -101,13 +102,16 @@ FORMS = {
 }
 
 
+PROSE = {"unclosed block, words after it": "I will edit it.\n\nThen run it."}
+
+
 @pytest.mark.parametrize("form", FORMS)
 async def test_a_call_in_the_models_own_format_is_a_tool_call(
     fake_openai: FakeOpenAIServer, form: str
 ) -> None:
     reply = await ask(fake_openai, FORMS[form], stream=False)
     assert calls(reply) == [("edit_file", ARGS)]
-    assert reply.content == "I will edit it."
+    assert reply.content == PROSE.get(form, "I will edit it.")
     assert reply.format_error is None
     assert "tool calls read from the reply's text (not parsed by the server): edit_file" in (
         reply.notes
