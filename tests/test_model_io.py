@@ -363,3 +363,40 @@ async def test_an_estimate_is_shown_as_one_in_the_log(project: Path) -> None:
     rendered = [logs.render(line) for line in session.log_path.read_text().splitlines()]
     [line] = [x for x in rendered if " model: " in x]
     assert re.search(r" model: ~\d+ in / ~\d+ out tokens \(estimated\), ", line), line
+
+
+async def test_the_output_cap_leaves_the_prompt_room_in_a_known_window() -> None:
+    # vLLM refuses a request whose prompt and max_tokens together pass the window.
+    props = {"default_generation_settings": {"n_ctx": 4096}}
+    with FakeOpenAIServer(props=props, context_window=4096) as server:
+        server.script(Reply("ok"), Reply("ok"))
+        model = model_for(server, maxTokens=4096)
+        await model.complete(MESSAGES, TOOLS)  # the window is not known yet: 4096 asked
+        await model.server_facts()
+        await model.complete(MESSAGES, TOOLS)
+        await model.aclose()
+    first, second = (r["max_tokens"] for r in server.requests)
+    assert first == 4096
+    assert 3000 < second < 4096 - prompt_tokens(server.requests[1])
+
+
+async def test_a_window_learned_from_an_error_is_forgotten_when_the_server_grew(
+    private_state: Path,
+) -> None:
+    with FakeOpenAIServer(context_window=2048) as server:
+        model = model_for(server)
+        big = [*MESSAGES, ChatMessage(role="user", content="x " * 6000)]
+        with pytest.raises(ContextWindowError):
+            await model.complete(big, TOOLS)
+        await model.aclose()
+        # The server is restarted with --n_ctx 16384: a counted request of more than 2048
+        # tokens goes through, so the window learned is stale.
+        server.context_window = 16384
+        server.script(Reply("ok", usage=(3000, 5)))
+        again = model_for(server, stream=False)
+        assert again.facts.context_window == 2048
+        await again.complete(big, TOOLS)
+        await again.aclose()
+        assert again.facts.context_window is None
+        entry = remembered(private_state)[f"{server.base_url} fake-model"]
+        assert entry["context_window"] is None
