@@ -19,6 +19,7 @@ from agent_lsp.errors import ContextWindowError
 from agent_lsp.loop.agent import Agent
 from agent_lsp.memory import logs
 from agent_lsp.messages import ChatMessage, ModelReply, TaskStatus, ToolSpec
+from agent_lsp.models import server_facts
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.models.text_tools import TextToolModel
 from tests.conftest import BUG, FIX
@@ -400,3 +401,19 @@ async def test_a_window_learned_from_an_error_is_forgotten_when_the_server_grew(
         assert again.facts.context_window is None
         entry = remembered(private_state)[f"{server.base_url} fake-model"]
         assert entry["context_window"] is None
+
+
+@pytest.mark.parametrize(
+    ("base_url", "local"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://192.168.1.20:8080/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://api.deepseek.com", False),
+        ("http://8.8.8.8/v1", False),
+    ],
+)
+def test_only_a_local_server_gets_the_oversized_window_probe(base_url: str, local: bool) -> None:
+    assert server_facts.is_local(base_url) is local
