@@ -16,6 +16,8 @@ from agent_lsp.errors import ContextWindowError, ModelError
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
     MESSAGE_FRAMING,
+    TOOL_FRAMING,
+    TOOLS_PREAMBLE,
     ChatMessage,
     ModelReply,
     ServerFacts,
@@ -170,6 +172,8 @@ class OpenAICompatModel:
         if counted is None:
             return estimate_request_tokens(messages, tools), True
         framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
+        if tools:
+            framing += TOOLS_PREAMBLE + TOOL_FRAMING * len(tools)
         return counted + framing, False
 
     @property
