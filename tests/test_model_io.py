@@ -19,6 +19,7 @@ from agent_lsp.errors import ContextWindowError
 from agent_lsp.loop.agent import Agent
 from agent_lsp.memory import logs
 from agent_lsp.messages import ChatMessage, ModelReply, TaskStatus, ToolSpec
+from agent_lsp.models import server_facts
 from agent_lsp.models.openai_compat import OpenAICompatModel
 from agent_lsp.models.text_tools import TextToolModel
 from tests.conftest import BUG, FIX
@@ -88,6 +89,7 @@ def calls(reply: ModelReply) -> list[tuple[str, dict[str, Any]]]:
 FORMS = {
     "qwen block": f"I will edit it.\n<tool_call>\n{CALL}\n</tool_call>",
     "block without its closing tag": f"I will edit it.\n<tool_call>{CALL}",
+    "unclosed block, words after it": f"I will edit it.\n<tool_call>{CALL}\n\nThen run it.",
     "json fence": f"I will edit it.\n```json\n{CALL}\n```",
     "bare fence": f"I will edit it.\n```\n{CALL}\n```",
     "tool_call fence": f"I will edit it.\n```tool_call\n{CALL}\n```",
@@ -101,13 +103,16 @@ FORMS = {
 }
 
 
+PROSE = {"unclosed block, words after it": "I will edit it.\n\nThen run it."}
+
+
 @pytest.mark.parametrize("form", FORMS)
 async def test_a_call_in_the_models_own_format_is_a_tool_call(
     fake_openai: FakeOpenAIServer, form: str
 ) -> None:
     reply = await ask(fake_openai, FORMS[form], stream=False)
     assert calls(reply) == [("edit_file", ARGS)]
-    assert reply.content == "I will edit it."
+    assert reply.content == PROSE.get(form, "I will edit it.")
     assert reply.format_error is None
     assert "tool calls read from the reply's text (not parsed by the server): edit_file" in (
         reply.notes
@@ -359,3 +364,56 @@ async def test_an_estimate_is_shown_as_one_in_the_log(project: Path) -> None:
     rendered = [logs.render(line) for line in session.log_path.read_text().splitlines()]
     [line] = [x for x in rendered if " model: " in x]
     assert re.search(r" model: ~\d+ in / ~\d+ out tokens \(estimated\), ", line), line
+
+
+async def test_the_output_cap_leaves_the_prompt_room_in_a_known_window() -> None:
+    # vLLM refuses a request whose prompt and max_tokens together pass the window.
+    props = {"default_generation_settings": {"n_ctx": 4096}}
+    with FakeOpenAIServer(props=props, context_window=4096) as server:
+        server.script(Reply("ok"), Reply("ok"))
+        model = model_for(server, maxTokens=4096)
+        await model.complete(MESSAGES, TOOLS)  # the window is not known yet: 4096 asked
+        await model.server_facts()
+        await model.complete(MESSAGES, TOOLS)
+        await model.aclose()
+    first, second = (r["max_tokens"] for r in server.requests)
+    assert first == 4096
+    assert 3000 < second < 4096 - prompt_tokens(server.requests[1])
+
+
+async def test_a_window_learned_from_an_error_is_forgotten_when_the_server_grew(
+    private_state: Path,
+) -> None:
+    with FakeOpenAIServer(context_window=2048) as server:
+        model = model_for(server)
+        big = [*MESSAGES, ChatMessage(role="user", content="x " * 6000)]
+        with pytest.raises(ContextWindowError):
+            await model.complete(big, TOOLS)
+        await model.aclose()
+        # The server is restarted with --n_ctx 16384: a counted request of more than 2048
+        # tokens goes through, so the window learned is stale.
+        server.context_window = 16384
+        server.script(Reply("ok", usage=(3000, 5)))
+        again = model_for(server, stream=False)
+        assert again.facts.context_window == 2048
+        await again.complete(big, TOOLS)
+        await again.aclose()
+        assert again.facts.context_window is None
+        entry = remembered(private_state)[f"{server.base_url} fake-model"]
+        assert entry["context_window"] is None
+
+
+@pytest.mark.parametrize(
+    ("base_url", "local"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://192.168.1.20:8080/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("https://api.deepseek.com", False),
+        ("http://8.8.8.8/v1", False),
+    ],
+)
+def test_only_a_local_server_gets_the_oversized_window_probe(base_url: str, local: bool) -> None:
+    assert server_facts.is_local(base_url) is local

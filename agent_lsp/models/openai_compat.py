@@ -16,6 +16,8 @@ from agent_lsp.errors import ContextWindowError, ModelError
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
     MESSAGE_FRAMING,
+    TOOL_FRAMING,
+    TOOLS_PREAMBLE,
     ChatMessage,
     ModelReply,
     ServerFacts,
@@ -49,6 +51,7 @@ class EndpointContextError(EndpointError, ContextWindowError):
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_WAIT = 60.0  # the longest Retry-After honoured, in seconds
+MIN_OUTPUT_CAP = 256  # the output cap is never lowered below this for a small window
 
 
 def normalise(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
@@ -169,6 +172,8 @@ class OpenAICompatModel:
         if counted is None:
             return estimate_request_tokens(messages, tools), True
         framing = MESSAGE_FRAMING * (len(messages) + sum(len(m.tool_calls) for m in messages))
+        if tools:
+            framing += TOOLS_PREAMBLE + TOOL_FRAMING * len(tools)
         return counted + framing, False
 
     @property
@@ -187,10 +192,11 @@ class OpenAICompatModel:
     async def complete(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelReply:
+        cap = self._output_cap(messages, tools)
         request: dict[str, Any] = {
             "model": self.settings.name,
             "messages": normalise(messages),
-            "max_tokens": self.settings.max_tokens,
+            "max_tokens": cap,
         }
         if tools:
             request["tools"] = [t.to_openai() for t in tools]
@@ -221,8 +227,21 @@ class OpenAICompatModel:
             self._replies += 1
             reply = calls_in_text(reply, tools, f"n{self._replies}")
         if reply.finish_reason == "length":
-            notes.append(f"the reply was cut at the output cap ({self.settings.max_tokens} tokens)")
+            notes.append(f"the reply was cut at the output cap ({cap} tokens)")
         return reply.model_copy(update={"usage": usage, "notes": [*notes, *reply.notes]})
+
+    def _output_cap(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> int:
+        """`maxTokens`, lowered to what a known context window leaves after the prompt (an
+        estimate, with a margin): servers such as vLLM refuse a request whose prompt and cap
+        together pass the window, llama.cpp's cut the reply there anyway."""
+        window = self._facts.context_window
+        if window is None:
+            return self.settings.max_tokens
+        prompt = estimate_request_tokens(messages, tools)
+        room = window - prompt - prompt // 10
+        return max(
+            min(MIN_OUTPUT_CAP, self.settings.max_tokens), min(self.settings.max_tokens, room)
+        )
 
     async def _with_retries(self, request: dict[str, Any], notes: list[str]) -> ModelReply:
         attempt = 0

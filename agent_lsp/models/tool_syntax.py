@@ -16,6 +16,7 @@ model can be told exactly what to write."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -96,7 +97,16 @@ class _Reader:
 
     def read(self) -> None:
         for match in _BLOCK.finditer(self.text):
-            self._take(match.span(), _unfenced(match.group(1)), "a <tool_call> block", True)
+            span, body = match.span(), _unfenced(match.group(1))
+            closed = match.group(0).rstrip().endswith("</tool_call>")
+            if not closed and body == match.group(1):
+                # Unclosed: the call is the JSON at its start; words after it stay words.
+                with contextlib.suppress(json.JSONDecodeError):
+                    _, end = json.JSONDecoder().raw_decode(body)
+                    if body[end:].strip():
+                        span = (span[0], match.start(1) + end)
+                        body = body[:end]
+            self._take(span, body, "a <tool_call> block", True)
         for match in _FENCE.finditer(self.text):
             if self._taken(match.start()):
                 continue
