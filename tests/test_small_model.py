@@ -5,18 +5,20 @@ the fake server, real pytest on the sample project."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_lsp.loop.small import is_small
+from agent_lsp.loop.words import edits_in_words
 from agent_lsp.messages import TaskStatus
 from agent_lsp.session import Session
 from agent_lsp.task import Task, TaskKind
 from tests.conftest import BUG, FIX
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
-from tests.scripts import tool_messages
 from tests.test_agent import make_session
 
 TASK = Task(kind=TaskKind.TASK, instruction="Make the failing test in test_calc.py pass.")
@@ -53,6 +55,13 @@ def _model(server: FakeOpenAIServer) -> dict[str, object]:
         "maxRetries": 0,
         "timeout": 20,
     }
+
+
+def results(request: dict[str, Any]) -> str:
+    """The last tool result the model read (the text protocol: a user message)."""
+    last = request["messages"][-1]
+    assert last["role"] == "user" and last["content"].startswith("<tool_result")
+    return str(last["content"])
 
 
 @pytest.mark.parametrize(
@@ -148,12 +157,14 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     await session.aclose()
 
     first = fake_openai.requests[0]
-    names = sorted(t["function"]["name"] for t in first["tools"])
-    assert names == sorted(
+    assert "tools" not in first  # the text protocol: a few lines, not a template's schemas
+    system, user = first["messages"][0]["content"], first["messages"][1]["content"]
+    offered = sorted(re.findall(r"^- (\w+): ", system, re.M))
+    assert offered == sorted(
         ["read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"]
     )
-    system, user = first["messages"][0]["content"], first["messages"][1]["content"]
-    assert len(system) < 1_500
+    assert "<tool_call>" in system and "SEARCH/REPLACE" in system
+    assert user.endswith(">>>>>>> REPLACE") and "\ncalc.py\n<<<<<<< SEARCH" in user
     assert "FAILED tests/test_calc.py::test_average" in user
     assert f"calc.py\n```\n{before.rstrip()}\n```" in user
     assert "Project map" not in user  # the files shown say more
@@ -184,10 +195,35 @@ async def test_after_an_edit_the_affected_tests_verdict_joins_its_result(
     await session.aclose()
 
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
-    after_first = tool_messages(fake_openai.requests[1])[-1]
-    assert after_first.startswith("[success]\nedited calc.py at line 10\n")
+    after_first = results(fake_openai.requests[1])
+    assert "\n[success]\nedited calc.py at line 10\n" in after_first
     assert "Checked after this edit, the tests affected by it (tests/test_calc.py)" in after_first
     assert "FAILED tests/test_calc.py::test_average" in after_first
-    after_second = tool_messages(fake_openai.requests[2])[-1]
+    after_second = results(fake_openai.requests[2])
     assert "Checked after this edit" in after_second and "passed" in after_second
     assert "FAILED" not in after_second
+
+
+async def test_the_small_profile_follows_the_window_the_server_serves(project: Path) -> None:
+    """A llama.cpp server that says it serves 8,192 tokens (`/props`) gets the small profile
+    for a model whose name says nothing of its size; one serving 131,072 the full one."""
+    for n_ctx, small_profile in ((8_192, True), (131_072, False)):
+        props = {"default_generation_settings": {"n_ctx": n_ctx}}
+        with FakeOpenAIServer(props=props, context_window=n_ctx) as server:
+            server.script(Reply("Nothing to do."))
+            session = make_session(project, server.base_url)
+            await session.run_task(TASK, RecordingChannel())
+            await session.aclose()
+            first = server.requests[0]
+            assert ("tools" not in first) is small_profile, n_ctx
+            user = first["messages"][1]["content"]
+            assert ("The tests, run before you start:" in user) is small_profile, n_ctx
+
+
+def test_a_block_whose_path_is_an_examples_lands_where_its_search_text_is() -> None:
+    files = {"calc.py": BUG, "tests/test_calc.py": "from calc import average\n"}
+    text = f"path/to/file.py\n<<<<<<< SEARCH\n{BUG}=======\n{FIX}>>>>>>> REPLACE\n"
+    found = edits_in_words(text, files.get, ["tests/test_calc.py", "calc.py"])
+    assert [(e.path, e.old, e.new) for e in found.edits] == [
+        ("calc.py", BUG.rstrip("\n"), FIX.rstrip("\n"))
+    ]
