@@ -1,0 +1,72 @@
+"""`agent-lsp test` as a user runs it (a subprocess, the sandboxed shadow copy), against the
+project's own runner on the same temp project: the same counts, the same lines, real paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.adapters.conftest import ProjectFactory
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LSP_", "PYTEST_"))}
+    return env | {"HOME": str(home)}
+
+
+def agent_lsp_test(root: Path, tmp_path: Path, *targets: str) -> tuple[int, dict[str, Any]]:
+    """Exit code and JSON report of `agent-lsp test --json` in ``root``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_lsp", "test", "--json", "--root", str(root), *targets],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, done.stdout + done.stderr
+    return done.returncode, json.loads(lines[-1])
+
+
+def counts(report: dict[str, Any]) -> tuple[int, int, int]:
+    totals = report["totals"]
+    return totals["passed"], totals["failed"], totals["errors"]
+
+
+def native(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "CI": "1"},
+    )
+
+
+def test_jest_circular_values_keep_their_results(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # 21 tests in two files, one failing assertion on objects with a circular reference: jest
+    # 29's worker pool cannot send that file's results back ("Converting circular structure to
+    # JSON") and lost the whole file; jest, left to choose, runs in band and reports it.
+    root = js_project("js-jest29")
+    own = native(["npx", "jest"], root)
+    assert "Tests:       1 failed, 20 passed, 21 total" in own.stderr, own.stderr
+    code, report = agent_lsp_test(root, tmp_path)
+    assert code == 1
+    assert counts(report) == (20, 1, 0), report
+    [failure] = report["tests"]
+    assert failure["id"] == "src/b.test.js::circular"
+    assert (failure["path"], failure["line"]) == ("src/b.test.js", 7)
+    assert "toEqual" in failure["message"]
