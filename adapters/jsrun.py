@@ -13,7 +13,7 @@ from pathlib import Path
 from adapters.jsreport import build_js_report
 from adapters.jsscript import script_run
 from adapters.node import NodeProject, node_env, node_project
-from adapters.results import TestReport, environment_report
+from adapters.results import TestReport, environment_report, real_paths
 from adapters.shell import Shell, scratch_dir
 
 # (the project, a scratch folder) -> (argv, where the runner writes its JSON report)
@@ -36,7 +36,7 @@ async def run_js_tests(
         return environment_report(runner, f"no package.json in {project_root}")
     hint = project.setup_hint(runner, run_root)
     if hint is not None:
-        return environment_report(runner, hint)
+        return real_paths(environment_report(runner, hint), run_root, project_root)
     tmpdir = scratch_dir(shell, f"agent-lsp-{runner}-")
     try:
         argv, report_file = build(project, tmpdir)
@@ -50,7 +50,8 @@ async def run_js_tests(
         )
         failed_to_run = report.errors > 0 and not report.hint
         hint = project.output_hint(_plain(result.output)) if failed_to_run else None
-        return dataclasses.replace(report, hint=hint) if hint else report
+        report = dataclasses.replace(report, hint=hint) if hint else report
+        return real_paths(report, run_root, project_root)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 

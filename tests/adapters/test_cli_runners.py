@@ -50,7 +50,7 @@ def native(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         timeout=600,
         check=False,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "CI": "1"},
+        env={**os.environ, "CI": "1", "NO_COLOR": "1", "FORCE_COLOR": "0"},
     )
 
 
@@ -70,3 +70,34 @@ def test_jest_circular_values_keep_their_results(
     assert failure["id"] == "src/b.test.js::circular"
     assert (failure["path"], failure["line"]) == ("src/b.test.js", 7)
     assert "toEqual" in failure["message"]
+
+
+def test_npm_workspace_runs_the_hoisted_runners(js_project: ProjectFactory, tmp_path: Path) -> None:
+    # `npm install` at the root of a workspace hoists vitest and jest to the root's
+    # node_modules; packages/tools has no package.json between the package and the root.
+    root = js_project("js-npm-workspace")
+    vitest = native(["npm", "test"], root / "packages" / "a")
+    assert "Tests  5 passed (5)" in vitest.stdout, vitest.stdout + vitest.stderr
+    jest = native(["npm", "test"], root / "packages" / "tools" / "x")
+    assert "Tests:       4 passed, 4 total" in jest.stderr, jest.stdout + jest.stderr
+    code, report = agent_lsp_test(root, tmp_path)
+    assert code == 0, report
+    assert counts(report) == (9, 0, 0)
+    parts = {p["folder"]: counts(p) for p in report["packages"]}
+    assert parts == {"packages/a": (5, 0, 0), "packages/tools/x": (4, 0, 0)}
+
+
+def test_a_missing_install_names_the_project_never_the_copy(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    root = js_project("js-npm-workspace")
+    for entry in (root / "node_modules").iterdir():
+        entry.unlink()
+    code, report = agent_lsp_test(root, tmp_path)
+    assert code == 1
+    assert counts(report) == (0, 0, 2)
+    assert report["hint"] == (
+        f"vitest is not installed in node_modules: run `npm install` in {root}; "
+        f"jest is not installed in node_modules: run `npm install` in {root}"
+    )
+    assert "agent-lsp-shadow" not in json.dumps(report)
