@@ -150,7 +150,8 @@ def format_report(report: TestReport, limit: int = 8) -> str:
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     for failure in report.failures[:limit]:
         where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
-        lines.append(f"FAILED {failure.test_id} at {where or '?'}: {failure.message}")
+        at = f" at {where}" if where else ""
+        lines.append(f"FAILED {failure.test_id}{at}: {failure.message}")
         if failure.output:
             lines.append(_indent(_tail(failure.output, 40)))
     if len(report.failures) > limit:

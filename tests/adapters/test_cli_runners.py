@@ -101,3 +101,40 @@ def test_a_missing_install_names_the_project_never_the_copy(
         f"jest is not installed in node_modules: run `npm install` in {root}"
     )
     assert "agent-lsp-shadow" not in json.dumps(report)
+
+
+def test_go_failures_without_a_position_name_the_test_and_real_paths(
+    go_project: ProjectFactory, tmp_path: Path
+) -> None:
+    root = go_project()
+    (root / "strs" / "exit_test.go").write_text(
+        'package strs\n\nimport (\n\t"os"\n\t"testing"\n)\n\n'
+        "func TestExits(t *testing.T) {\n\tos.Exit(3)\n}\n"
+    )
+    (root / "gor_test.go").write_text(
+        'package calc\n\nimport "testing"\n\nfunc TestGoroutinePanic(t *testing.T) {\n'
+        "\tdone := make(chan bool)\n\tgo func() {\n\t\tvar m map[string]int\n"
+        '\t\tm["x"] = 1\n\t\tdone <- true\n\t}()\n\t<-done\n}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_lsp", "test", "--root", str(root)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "agent-lsp-shadow" not in done.stdout
+    assert " at ?" not in done.stdout
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    assert (
+        "FAILED strs::TestExits: TestExits failed (no message and no position: did it call "
+        "os.Exit or end the test binary?) [package example.com/fixture/strs]"
+    ) in failed
+    assert (
+        "FAILED .::TestGoroutinePanic at gor_test.go:9: panic: assignment to entry in nil map"
+        in failed
+    )
+    assert f"\t{root}/gor_test.go:9 +0x" in done.stdout  # the stack names the project's file
