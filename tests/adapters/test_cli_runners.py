@@ -138,3 +138,22 @@ def test_go_failures_without_a_position_name_the_test_and_real_paths(
         in failed
     )
     assert f"\t{root}/gor_test.go:9 +0x" in done.stdout  # the stack names the project's file
+
+
+def test_vitest_typecheck_runs_in_the_sandbox(js_project: ProjectFactory, tmp_path: Path) -> None:
+    # `vitest run --typecheck`: vitest has tsc keep its build info in vitest's own dist
+    # folder, the user's node_modules, read-only in the sandbox (EROFS, a false red).
+    root = js_project("js-vitest-ts")
+    own = native(["npx", "vitest", "run", "--typecheck"], root)
+    assert own.returncode == 0 and "Tests  5 passed (5)" in own.stdout, own.stdout
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (0, (5, 0, 0)), report
+    types = root / "src" / "math.test-d.ts"
+    types.write_text(
+        types.read_text().replace("returns.toEqualTypeOf<number>", "returns.toEqualTypeOf<string>")
+    )
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (1, (4, 1, 0)), report
+    [failure] = report["tests"]
+    assert failure["path"] == "src/math.test-d.ts"
+    assert "does not satisfy the constraint" in failure["message"]
