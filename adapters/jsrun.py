@@ -28,9 +28,11 @@ async def run_js_tests(
     *,
     shell: Shell,
     timeout: float,  # noqa: ASYNC109
+    script: str = "",
 ) -> TestReport:
     """Run `runner` ("jest", "vitest") in `run_root` with the command `build` makes; a missing
-    package.json or an install that is not ready is an environment report, not a failure."""
+    package.json or an install that is not ready is an environment report, not a failure.
+    ``script`` (the `tests.command` setting) stands for the project's ``scripts.test``."""
     project = node_project(run_root) or node_project(project_root)
     if project is None:
         return environment_report(runner, f"no package.json in {project_root}")
@@ -41,7 +43,7 @@ async def run_js_tests(
     try:
         argv, report_file = build(project, tmpdir)
         env = node_env()
-        env.update(script_run(project.test_script, runner).env)
+        env.update(script_run(script or project.test_script, runner).env)
         if options := project.node_options():
             env["NODE_OPTIONS"] = options
         result = await shell.run(argv, cwd=run_root, timeout=timeout, env=env)

@@ -151,6 +151,9 @@ def _runner(folder: Path, package: dict[str, Any]) -> tuple[str | None, str]:
     mentioned = [name for name in _RUNNERS if re.search(rf"\b{name}\b", script)]
     if len(mentioned) == 1:
         return mentioned[0], f"scripts.test: {script!r}"
+    wrapped = _wrapped_runner(folder, script)
+    if wrapped is not None:
+        return wrapped
     for name in _RUNNERS:
         for stem in (f"{name}.config", f"{name}.workspace"):
             for ext in _CONFIG_EXTS:
@@ -178,6 +181,56 @@ def _workspace_root(folder: Path) -> Path | None:
         if (candidate / ".git").exists():
             break
     return None
+
+
+_SKIPPED_WORDS = frozenset({"npx", "cross-env", "dotenv", "exec", "--", "pnpm", "yarn", "run"})
+
+
+def _bin_package(folder: Path, name: str) -> tuple[Path, dict[str, Any]] | None:
+    """The installed package whose bin ``name`` is ``node_modules/.bin/<name>`` in ``folder``
+    or a folder above it (the folder of its package.json, and what it says)."""
+    for candidate in (folder, *folder.parents):
+        link = candidate / "node_modules" / ".bin" / name
+        if not link.exists():
+            continue
+        try:
+            real = link.resolve()
+        except OSError:
+            return None
+        for base in real.parents:
+            package = read_json(base / "package.json")
+            if package is not None and "name" in package:
+                return base, package
+            if base.name == "node_modules":
+                return None
+        return None
+    return None
+
+
+def _wrapped_runner(folder: Path, script: str) -> tuple[str, str] | None:
+    """jest or vitest behind a wrapper the test script runs (``kcd-scripts test``,
+    ``react-scripts test``): the script's command is a bin of an installed package that
+    depends on exactly one of them, and that runner's bin is installed too."""
+    words = [w for w in script.split() if not _ASSIGNMENT_WORD.match(w)]
+    head = next((w for w in words if w not in _SKIPPED_WORDS and not w.startswith("-")), "")
+    if not head or "/" in head or head in ("node", "npm"):
+        return None
+    found = _bin_package(folder, head)
+    if found is None:
+        return None
+    _, package = found
+    deps = {**_str_dict(package.get("peerDependencies")), **_str_dict(package.get("dependencies"))}
+    runners = [name for name in _RUNNERS if name in deps]
+    if len(runners) != 1:
+        return None
+    runner = runners[0]
+    if not any((c / "node_modules" / ".bin" / runner).exists() for c in (folder, *folder.parents)):
+        return None
+    owner = str(package.get("name"))
+    return runner, f"scripts.test: {script!r} runs {head} ({owner} depends on {runner})"
+
+
+_ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _lockfile(folder: Path) -> tuple[Path | None, str, str]:

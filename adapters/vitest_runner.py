@@ -27,6 +27,7 @@ class VitestRunner:
 
     name: str = "vitest"
     extra_args: tuple[str, ...] = ()  # the user's `tests.args`
+    script: str = ""  # the user's `tests.command`, read instead of the project's scripts.test
 
     def detect(self, root: Path) -> bool:
         project = node_project(root)
@@ -47,7 +48,7 @@ class VitestRunner:
             binary = project.find_bin("vitest", run_root) or project.find_bin("vitest")
             report_file = tmpdir / "vitest.json"
             files, names = split_targets(targets)
-            options = script_run(project.test_script, "vitest").args
+            options = script_run(self.script or project.test_script, "vitest").args
             argv = [
                 str(binary),
                 "run",
@@ -66,7 +67,13 @@ class VitestRunner:
             return argv, report_file
 
         return await run_js_tests(
-            self.name, project_root, run_root, build, shell=shell, timeout=timeout
+            self.name,
+            project_root,
+            run_root,
+            build,
+            shell=shell,
+            timeout=timeout,
+            script=self.script,
         )
 
 

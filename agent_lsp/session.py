@@ -249,7 +249,7 @@ class Session:
             writable = (shadow, *self.safety.sandbox.extra_writable)
             self._verifier = Verifier(
                 self.root,
-                detect_toolchain(self.root, self.settings.tests.args),
+                detect_toolchain(self.root, self.settings.tests.args, self.settings.tests.command),
                 self.confined(writable),
                 self.settings.tests.timeout,
                 self.diagnostics,

@@ -157,3 +157,87 @@ def test_vitest_typecheck_runs_in_the_sandbox(js_project: ProjectFactory, tmp_pa
     [failure] = report["tests"]
     assert failure["path"] == "src/math.test-d.ts"
     assert "does not satisfy the constraint" in failure["message"]
+
+
+def _wrapper_project(js_project: ProjectFactory) -> Path:
+    """js-jest whose test script runs jest through a wrapper package's bin (as
+    `"test": "kcd-scripts test"` does): `my-scripts`, which depends on jest."""
+    root = js_project("js-jest")
+    package = json.loads((root / "package.json").read_text())
+    package["scripts"]["test"] = "my-scripts test"
+    package["devDependencies"] = {"my-scripts": "1.0.0"}
+    (root / "package.json").write_text(json.dumps(package))
+    wrapper = root / "node_modules" / "my-scripts"
+    wrapper.mkdir()
+    (wrapper / "package.json").write_text(
+        json.dumps(
+            {"name": "my-scripts", "version": "1.0.0", "bin": {"my-scripts": "bin.js"}}
+            | {"dependencies": {"jest": "30.2.0"}}
+        )
+    )
+    (wrapper / "bin.js").write_text(
+        "#!/usr/bin/env node\n"
+        "const { spawnSync } = require('child_process');\n"
+        "const jest = require.resolve('jest/bin/jest');\n"
+        "const args = process.argv.slice(3);\n"
+        "const done = spawnSync(process.execPath, [jest, ...args], { stdio: 'inherit' });\n"
+        "process.exit(done.status);\n"
+    )
+    (wrapper / "bin.js").chmod(0o755)
+    shared = (root / "node_modules" / ".bin").resolve()
+    (root / "node_modules" / ".bin").unlink()
+    bins = root / "node_modules" / ".bin"
+    bins.mkdir()
+    for entry in shared.iterdir():
+        (bins / entry.name).symlink_to(entry)
+    (bins / "my-scripts").symlink_to("../my-scripts/bin.js")
+    return root
+
+
+def test_jest_behind_a_wrapper_script_is_found(js_project: ProjectFactory, tmp_path: Path) -> None:
+    root = _wrapper_project(js_project)
+    own = native(["npm", "test"], root)
+    assert "Tests:       2 failed, 1 skipped, 2 passed, 5 total" in own.stderr, own.stderr
+    code, report = agent_lsp_test(root, tmp_path)
+    assert code == 1, report
+    assert report["runner"] == "jest"
+    assert counts(report) == (2, 2, 0)
+    assert {(t["path"], t["line"]) for t in report["tests"]} == {
+        ("src/calc.test.js", 9),
+        ("src/calc.js", 7),
+    }
+    # the repository's own `tests.command` (untrusted: it runs in the sandbox, as scripts.test
+    # would) naming jest is read like scripts.test: its options kept, results per test
+    (root / ".agent-lsp").mkdir()
+    (root / ".agent-lsp" / "config.toml").write_text('[tests]\ncommand = "jest -t divides"\n')
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (1, (0, 1, 0)), report
+    assert report["tests"][0]["id"] == "src/calc.test.js::calc divides by zero"
+
+
+def test_tests_command_runs_what_detection_cannot_find(tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "check.sh").write_text(
+        "test \"$(cat VERSION)\" = 2 || { echo 'VERSION is not 2'; exit 3; }\n"
+    )
+    (root / "VERSION").write_text("1\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_lsp", "test", "--root", str(root)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 2  # nothing detected
+    config = tmp_path / "home" / ".config" / "agent-lsp" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[tests]\ncommand = "sh check.sh"\n')
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (1, (0, 1, 0)), report
+    assert report["tests"][0]["message"] == "`sh check.sh` exited with 3: VERSION is not 2"
+    (root / "VERSION").write_text("2\n")
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
