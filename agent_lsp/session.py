@@ -226,6 +226,10 @@ class Session:
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
+            if settings.tests.command != self.settings.tests.command:  # another runner
+                self._verifier.adapter = detect_toolchain(
+                    self.root, settings.tests.args, settings.tests.command
+                )
             set_extra_args(self._verifier.adapter, settings.tests.args)
         if settings.model != self.settings.model:
             self._model = None

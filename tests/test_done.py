@@ -255,3 +255,17 @@ async def test_the_same_selection_on_the_same_text_is_not_run_again(
     assert not runs[0].endswith(again)
     assert runs[1].endswith(again) and runs[1].split(" in ")[0] == runs[0].split(" in ")[0]
     assert not runs[2].endswith(again)
+
+
+def test_a_new_tests_command_takes_effect_without_a_restart(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    session = make_session(project, fake_openai.base_url)
+    assert session.checker.adapter is not None
+    assert session.checker.adapter.name == "pytest"
+    changed = session.settings.model_copy(deep=True)
+    changed.tests.command = "sh check.sh"
+    session.update_settings(changed)
+    assert session.checker.adapter is not None
+    assert session.checker.adapter.name == "command"
+    session.checker.close()
