@@ -12,7 +12,13 @@ from adapters.jest_runner import JestRunner
 from adapters.multi import CompositeAdapter, FolderAdapter, merge_reports
 from adapters.pyenv import PythonEnv, python_env
 from adapters.pytest_runner import PytestRunner
-from adapters.results import CommandResult, TestFailure, TestReport, environment_report
+from adapters.results import (
+    CommandResult,
+    TestFailure,
+    TestReport,
+    environment_report,
+    real_paths,
+)
 from adapters.shadow import ShadowWorkspace
 from adapters.shell import PlatformShell, PosixShell, ScriptShell, Shell, default_shell
 from adapters.toolchain import (
@@ -55,6 +61,7 @@ __all__ = [
     "merge_reports",
     "owning_package",
     "python_env",
+    "real_paths",
     "set_extra_args",
     "tests_for_source",
     "workspace_layout",

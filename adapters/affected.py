@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import configparser
+import fnmatch
 import os
 import posixpath
 import re
+import tomllib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import cast
 
 from adapters.workspaces import owning_package
 
-__all__ = ["is_test_file", "tests_for_source"]
+__all__ = ["PytestRules", "is_test_file", "pytest_rules", "tests_for_source"]
 
 _SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox"}
@@ -37,6 +42,94 @@ def is_test_file(rel: str) -> bool:
     if rel.endswith("_test.go"):
         return True
     return rel.endswith(_JS_EXTS) and bool(_JS_TEST.search(rel))
+
+
+@dataclass(frozen=True)
+class PytestRules:
+    """Which Python files pytest collects in a project: its ``testpaths`` (every folder when
+    empty) and ``python_files`` patterns (pytest's defaults when not set)."""
+
+    testpaths: tuple[str, ...] = ()
+    python_files: tuple[str, ...] = ("test_*.py", "*_test.py")
+
+    def collects(self, rel: str) -> bool:
+        """Whether pytest, run without arguments, collects the file ``rel``."""
+        name = PurePosixPath(rel).name
+        if not any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files):
+            return False
+        return not self.testpaths or any(
+            rel == path or rel.startswith(path + "/") or fnmatch.fnmatch(rel, path + "/*")
+            for path in self.testpaths
+        )
+
+
+def _ini_options(path: Path, section: str) -> dict[str, str] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(_read_head(path, 200_000))
+    except configparser.Error:
+        return None
+    return dict(parser[section]) if parser.has_section(section) else None
+
+
+def _toml_options(path: Path) -> dict[str, str] | None:
+    try:
+        data: dict[str, object] = tomllib.loads(_read_head(path, 500_000))
+    except tomllib.TOMLDecodeError:
+        return None
+    table: object = data.get("tool")
+    for key in ("pytest", "ini_options"):
+        table = cast("dict[str, object]", table).get(key) if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return None
+    out: dict[str, str] = {}
+    for key, value in cast("dict[str, object]", table).items():
+        words = cast("list[object]", value) if isinstance(value, list) else [value]
+        out[key] = " ".join(str(w) for w in words)
+    return out
+
+
+def pytest_rules(root: Path) -> PytestRules:
+    """The collection rules of the pytest configuration file pytest itself would use in
+    ``root`` (pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg: the first that has
+    a pytest section)."""
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        (".pytest.ini", "pytest"),
+        ("pyproject.toml", ""),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        if not path.is_file():
+            continue
+        options = _toml_options(path) if not section else _ini_options(path, section)
+        if options is None:
+            continue
+        rules = PytestRules()
+        testpaths = tuple(
+            w.removeprefix("./").rstrip("/") for w in options.get("testpaths", "").split()
+        )
+        patterns = tuple(options.get("python_files", "").split())
+        return PytestRules(testpaths or rules.testpaths, patterns or rules.python_files)
+    return PytestRules()
+
+
+def _nearest_first(found: list[str], changed: str) -> list[str]:
+    """``found`` ordered by the folders between each file and ``changed`` (the tests beside
+    a file first, those of far-away packages last), then by name."""
+    where = PurePosixPath(changed).parent.parts
+
+    def distance(rel: str) -> tuple[int, str]:
+        parts = PurePosixPath(rel).parent.parts
+        common = 0
+        for a, b in zip(parts, where, strict=False):
+            if a != b:
+                break
+            common += 1
+        return len(parts) + len(where) - 2 * common, rel
+
+    return sorted(found, key=distance)
 
 
 def _walk(root: Path) -> Iterator[str]:
@@ -135,14 +228,21 @@ def tests_for_source(root: Path, changed_file: str) -> list[str]:
     else:
         inner = _tests_in(root / package, changed[len(package) + 1 :])
         found = [f"{package}/{rel}" for rel in inner]
-    return found + [rel for rel in _importers_elsewhere(root, changed, package) if rel not in found]
+    found += [rel for rel in _importers_elsewhere(root, changed, package) if rel not in found]
+    head = found[:1] if found and found[0] == changed else []
+    return head + _nearest_first(found[len(head) :], changed)
 
 
 tests_for_source.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
+def _is_test(rel: str, rules: PytestRules) -> bool:
+    return rules.collects(rel) if rel.endswith(".py") else is_test_file(rel)
+
+
 def _tests_in(root: Path, changed: str) -> list[str]:
-    found: list[str] = [changed] if is_test_file(changed) else []
+    rules = pytest_rules(root)
+    found: list[str] = [changed] if _is_test(changed, rules) else []
     if changed.endswith(".go"):
         folder = posixpath.dirname(changed)
         directory = root / folder if folder else root
@@ -157,7 +257,7 @@ def _tests_in(root: Path, changed: str) -> list[str]:
             rel
             for rel in _walk(root)
             if rel.endswith(".py")
-            and is_test_file(rel)
+            and rules.collects(rel)
             and rel != changed
             and _imports_python(_read_head(root / rel), modules, stem)
         ]
@@ -193,8 +293,9 @@ def _importers_elsewhere(root: Path, changed: str, package: str) -> list[str]:
         )
     if not package:
         return []  # the scan of the whole project found them already
+    rules = pytest_rules(root)
     outside = [
-        rel for rel in _walk(root) if is_test_file(rel) and not rel.startswith(package + "/")
+        rel for rel in _walk(root) if _is_test(rel, rules) and not rel.startswith(package + "/")
     ]
     if changed.endswith(".py"):
         inner = changed[len(package) + 1 :]

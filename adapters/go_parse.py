@@ -193,6 +193,9 @@ def build_go_report(
             counts["failed"] += 1
             pkgdir = package_dir(pkg, module)
             file, line, message = _located(test.lines, pkgdir, run_root)
+            if file is None:
+                said = [*stream.packages.get(pkg, _Test()).lines, *stream.builds.get("", [])]
+                message = _unlocated(name, pkg, message, said)
             go_timeout = go_timeout or "go test -timeout" in message
             test_id = f"{pkgdir or pkg}::{name}"
             output = cap_text("".join(test.lines), _FAILURE_LIMIT)
@@ -247,6 +250,19 @@ def build_go_report(
         skipped=counts["skipped"],
         cached=tuple(package_dir(pkg, module) or pkg for pkg in stream.cached),
     )
+
+
+_EXIT = re.compile(r"^exit status \d+$")
+
+
+def _unlocated(name: str, pkg: str, message: str, said: list[str]) -> str:
+    """The message of a failed test go gave no file:line for: what it said, else how the
+    test binary ended (``os.Exit``, a crash), with the test and its package named."""
+    if message != "test failed":
+        return message  # a panic, a timeout: go's own words
+    ended = next((t.strip() for t in reversed(said) if _EXIT.match(t.strip())), "")
+    how = ended or "no message and no position"
+    return f"{name} failed ({how}: did it call os.Exit or end the test binary?) [package {pkg}]"
 
 
 def _last(text: str) -> str:

@@ -2,8 +2,12 @@
 // agent-lsp's jest reporter: one JSON line per test file, written as soon as the file has
 // finished, holding only strings and numbers. jest's own --json serialises raw error objects
 // (a failing assertion on a circular value makes it throw), and a run that is killed midway
-// still leaves the files that finished.
+// still leaves the files that finished. A file whose results jest's worker pool could not send
+// back (jest-worker serialises them as JSON: a circular value in a failing assertion throws) is
+// written as `{"retry": path}`: jest_run.cjs runs those files again in band.
 const fs = require('fs');
+
+const UNSENDABLE = /Converting circular structure to JSON|could not be cloned/;
 
 function text(value) {
   return typeof value === 'string' ? value : value == null ? '' : String(value);
@@ -33,7 +37,7 @@ function fileRecord(path, result) {
 class AgentLspReporter {
   constructor(globalConfig, options) {
     this._file = options && options.outputFile;
-    if (this._file) fs.writeFileSync(this._file, '');
+    if (this._file && !options.append) fs.writeFileSync(this._file, '');
   }
 
   _write(record) {
@@ -41,6 +45,12 @@ class AgentLspReporter {
   }
 
   onTestResult(test, result) {
+    const error = result.testExecError;
+    const lost = error && result.numPassingTests + result.numFailingTests === 0;
+    if (lost && UNSENDABLE.test(text(error.message)) && test && test.path) {
+      this._write({ retry: test.path });
+      return;
+    }
     this._write(fileRecord(test && test.path, result));
   }
 

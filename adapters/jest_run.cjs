@@ -35,6 +35,26 @@ async function chooseWorkers(argv, jestDir) {
   if (cpus >= 2) argv.maxWorkers = Math.max(cpus - 1, 2);
 }
 
+// The files the reporter marked `{"retry": path}`.
+function lostFiles() {
+  let lines = [];
+  try {
+    lines = fs.readFileSync(spec.outputFile, 'utf8').split('\n');
+  } catch {
+    return [];
+  }
+  const files = [];
+  for (const line of lines) {
+    try {
+      const record = JSON.parse(line);
+      if (record && typeof record.retry === 'string') files.push(record.retry);
+    } catch {
+      // a line cut short
+    }
+  }
+  return files;
+}
+
 async function main() {
   let jestPath;
   try {
@@ -56,7 +76,18 @@ async function main() {
   argv.reporters = ['default', [spec.reporter, { outputFile: spec.outputFile }]];
   await chooseWorkers(argv, jestDir);
   const { results } = await runCLI(argv, [spec.cwd]);
-  process.exitCode = results && results.success ? 0 : 1;
+  let success = Boolean(results && results.success);
+  const retry = lostFiles();
+  if (retry.length > 0) {
+    // jest's workers could not send these files' results back (a circular value): run them
+    // again in this process, where nothing is serialised, as jest itself does on few CPUs.
+    const again = { ...argv, _: retry, runTestsByPath: true, runInBand: true };
+    delete again.maxWorkers;
+    again.reporters = ['default', [spec.reporter, { outputFile: spec.outputFile, append: true }]];
+    const second = await runCLI(again, [spec.cwd]);
+    success = retry.length === results.numFailedTestSuites && Boolean(second.results && second.results.success);
+  }
+  process.exitCode = success ? 0 : 1;
   // Like --forceExit, but only after a grace period: open handles must not hang the agent.
   setTimeout(() => process.exit(process.exitCode), 1500).unref();
 }

@@ -30,6 +30,7 @@ class JestRunner:
 
     name: str = "jest"
     extra_args: tuple[str, ...] = ()  # the user's `tests.args`
+    script: str = ""  # the user's `tests.command`, read instead of the project's scripts.test
 
     def detect(self, root: Path) -> bool:
         project = node_project(root)
@@ -53,13 +54,21 @@ class JestRunner:
             reporter = tmpdir / "jest_reporter.cjs"
             script.write_text(jest_script("jest_run.cjs"), encoding="utf-8")
             reporter.write_text(jest_script("jest_reporter.cjs"), encoding="utf-8")
-            data = self._spec(project, project_root, run_root, targets, self.extra_args)
+            data = self._spec(
+                project, project_root, run_root, targets, self.extra_args, self.script
+            )
             data.update(reporter=str(reporter), outputFile=str(report_file))
             spec.write_text(json.dumps(data), encoding="utf-8")
             return ("node", str(script), str(spec)), report_file
 
         return await run_js_tests(
-            self.name, project_root, run_root, build, shell=shell, timeout=timeout
+            self.name,
+            project_root,
+            run_root,
+            build,
+            shell=shell,
+            timeout=timeout,
+            script=self.script,
         )
 
     @staticmethod
@@ -69,6 +78,7 @@ class JestRunner:
         run_root: Path,
         targets: Sequence[str],
         extra: Sequence[str] = (),
+        script: str = "",
     ) -> dict[str, object]:
         files, names = split_targets(targets)
         argv: dict[str, object] = {
@@ -89,7 +99,7 @@ class JestRunner:
             "bin": str(bin_path),
             "cwd": str(run_root),
             "paths": [str(run_root), str(project_root)],
-            "args": [*script_run(project.test_script, "jest").args, *extra],
+            "args": [*script_run(script or project.test_script, "jest").args, *extra],
             "files": files,
             "oneFile": by_path and len(files) == 1,
             "argv": argv,

@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-__all__ = ["ScriptRun", "script_run"]
+__all__ = ["ScriptRun", "invokes", "script_run"]
 
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -128,6 +128,11 @@ def _keep(args: list[str], runner: str) -> tuple[str, ...]:
             continue
         kept.append(word)
     return tuple(kept)
+
+
+def invokes(script: str, runner: str) -> bool:
+    """Whether the ``script`` command line runs ``runner`` ("jest", "vitest")."""
+    return any(_is_runner(word, runner) for words in _segments(script) for word in words)
 
 
 def script_run(script: str, runner: str) -> ScriptRun:

@@ -70,12 +70,11 @@ class NodeProject:
         return _str_dict(self.package.get("scripts")).get("test", "")
 
     def find_bin(self, name: str, start: Path | None = None) -> Path | None:
-        """``node_modules/.bin/<name>`` in ``start`` (default: the project folder) or an
-        enclosing package folder (hoisted workspaces)."""
+        """``node_modules/.bin/<name>`` in ``start`` (default: the project folder) or any
+        folder above it, as node and npm look for them (a workspace's hoisted runners sit in
+        its root's node_modules, with folders without package.json in between)."""
         folder = start or self.folder
         for candidate in (folder, *folder.parents):
-            if not (candidate / "package.json").is_file():
-                return None
             for suffix in (".cmd", "") if os.name == "nt" else ("",):
                 path = candidate / "node_modules" / ".bin" / f"{name}{suffix}"
                 if path.exists():
@@ -88,13 +87,21 @@ class NodeProject:
             return "node is not on PATH: install Node.js 18+ (e.g. `apt-get install nodejs`)"
         if self.find_bin(name, run_root) or self.find_bin(name):
             return None
-        where = self.lockfile.parent if self.lockfile else self.folder
+        where = self.install_folder
         if not any((p / "node_modules").is_dir() for p in (self.folder, where)):
             return f"node_modules is missing: run `{self.install_command}` in {where}"
         return (
             f"{name} is not installed in node_modules: run `{self.install_command}` in {where}"
             + ("" if name in self.dependencies() else f" (or add it: `{self._add(name)}`)")
         )
+
+    @property
+    def install_folder(self) -> Path:
+        """Where the install command runs: the lockfile's folder, else the workspace root
+        that declares this package, else the project folder."""
+        if self.lockfile is not None:
+            return self.lockfile.parent
+        return _workspace_root(self.folder) or self.folder
 
     def dependencies(self) -> dict[str, str]:
         deps = _str_dict(self.package.get("dependencies"))
@@ -126,7 +133,7 @@ class NodeProject:
         if match is None:
             return None
         name = next(n for n in match.groups() if n)
-        where = self.lockfile.parent if self.lockfile else self.folder
+        where = self.install_folder
         if name in self.dependencies():
             return f"{name} is declared but not installed: run `{self.install_command}` in {where}"
         return (
@@ -144,6 +151,9 @@ def _runner(folder: Path, package: dict[str, Any]) -> tuple[str | None, str]:
     mentioned = [name for name in _RUNNERS if re.search(rf"\b{name}\b", script)]
     if len(mentioned) == 1:
         return mentioned[0], f"scripts.test: {script!r}"
+    wrapped = _wrapped_runner(folder, script)
+    if wrapped is not None:
+        return wrapped
     for name in _RUNNERS:
         for stem in (f"{name}.config", f"{name}.workspace"):
             for ext in _CONFIG_EXTS:
@@ -159,14 +169,79 @@ def _runner(folder: Path, package: dict[str, Any]) -> tuple[str | None, str]:
     return None, ""
 
 
+def _workspace_root(folder: Path) -> Path | None:
+    """The nearest folder above ``folder`` whose package.json declares workspaces (or that
+    has pnpm-workspace.yaml), up to the repository's top; None without one."""
+    for candidate in folder.parents:
+        package = read_json(candidate / "package.json")
+        if (package is not None and "workspaces" in package) or (
+            candidate / "pnpm-workspace.yaml"
+        ).is_file():
+            return candidate
+        if (candidate / ".git").exists():
+            break
+    return None
+
+
+_SKIPPED_WORDS = frozenset({"npx", "cross-env", "dotenv", "exec", "--", "pnpm", "yarn", "run"})
+
+
+def _bin_package(folder: Path, name: str) -> tuple[Path, dict[str, Any]] | None:
+    """The installed package whose bin ``name`` is ``node_modules/.bin/<name>`` in ``folder``
+    or a folder above it (the folder of its package.json, and what it says)."""
+    for candidate in (folder, *folder.parents):
+        link = candidate / "node_modules" / ".bin" / name
+        if not link.exists():
+            continue
+        try:
+            real = link.resolve()
+        except OSError:
+            return None
+        for base in real.parents:
+            package = read_json(base / "package.json")
+            if package is not None and "name" in package:
+                return base, package
+            if base.name == "node_modules":
+                return None
+        return None
+    return None
+
+
+def _wrapped_runner(folder: Path, script: str) -> tuple[str, str] | None:
+    """jest or vitest behind a wrapper the test script runs (``kcd-scripts test``,
+    ``react-scripts test``): the script's command is a bin of an installed package that
+    depends on exactly one of them, and that runner's bin is installed too."""
+    words = [w for w in script.split() if not _ASSIGNMENT_WORD.match(w)]
+    head = next((w for w in words if w not in _SKIPPED_WORDS and not w.startswith("-")), "")
+    if not head or "/" in head or head in ("node", "npm"):
+        return None
+    found = _bin_package(folder, head)
+    if found is None:
+        return None
+    _, package = found
+    deps = {**_str_dict(package.get("peerDependencies")), **_str_dict(package.get("dependencies"))}
+    runners = [name for name in _RUNNERS if name in deps]
+    if len(runners) != 1:
+        return None
+    runner = runners[0]
+    if not any((c / "node_modules" / ".bin" / runner).exists() for c in (folder, *folder.parents)):
+        return None
+    owner = str(package.get("name"))
+    return runner, f"scripts.test: {script!r} runs {head} ({owner} depends on {runner})"
+
+
+_ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def _lockfile(folder: Path) -> tuple[Path | None, str, str]:
+    top = _workspace_root(folder)
     for candidate in (folder, *folder.parents):
         for name, manager, command in _LOCKFILES:
             if (candidate / name).is_file():
                 if manager == "yarn" and (candidate / ".yarnrc.yml").is_file():
                     command = "yarn install --immutable"
                 return candidate / name, manager, command
-        if not (candidate.parent / "package.json").is_file():
+        if candidate == top or (top is None and not (candidate.parent / "package.json").is_file()):
             break
     return None, "npm", "npm install"
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 __all__ = [
     "CommandResult",
@@ -12,6 +13,7 @@ __all__ = [
     "cap_text",
     "command_report",
     "environment_report",
+    "real_paths",
     "report_dict",
 ]
 
@@ -150,6 +152,43 @@ def command_report(
         errors=counts["errors"],
         skipped=counts["skipped"],
     )
+
+
+def real_paths(report: TestReport, run_root: Path, project_root: Path) -> TestReport:
+    """``report`` with every mention of ``run_root`` (the shadow copy the tests ran in) turned
+    into ``project_root``: the user and the model read and edit the project's own files."""
+    if run_root == project_root:
+        return report
+    pairs = [(str(run_root), str(project_root))]
+    resolved = run_root.resolve()
+    if resolved != run_root:
+        pairs.append((str(resolved), str(project_root)))
+
+    def fix(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+
+    def fix_report(part: TestReport) -> TestReport:
+        failures = tuple(
+            replace(
+                f,
+                file=fix(f.file) if f.file else f.file,
+                message=fix(f.message),
+                output=fix(f.output),
+            )
+            for f in part.failures
+        )
+        return replace(
+            part,
+            command=tuple(fix(word) for word in part.command),
+            failures=failures,
+            output=fix(part.output),
+            hint=fix(part.hint) if part.hint else part.hint,
+            parts=tuple(fix_report(p) for p in part.parts),
+        )
+
+    return fix_report(report)
 
 
 def _totals(report: TestReport) -> dict[str, int]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from adapters.jest_runner import jest_script
 from adapters.jsrun import run_js_tests
 from adapters.jsscript import script_run
 from adapters.node import NodeProject, name_pattern, node_project, split_targets
@@ -24,6 +27,7 @@ class VitestRunner:
 
     name: str = "vitest"
     extra_args: tuple[str, ...] = ()  # the user's `tests.args`
+    script: str = ""  # the user's `tests.command`, read instead of the project's scripts.test
 
     def detect(self, root: Path) -> bool:
         project = node_project(root)
@@ -44,7 +48,7 @@ class VitestRunner:
             binary = project.find_bin("vitest", run_root) or project.find_bin("vitest")
             report_file = tmpdir / "vitest.json"
             files, names = split_targets(targets)
-            options = script_run(project.test_script, "vitest").args
+            options = script_run(self.script or project.test_script, "vitest").args
             argv = [
                 str(binary),
                 "run",
@@ -58,11 +62,50 @@ class VitestRunner:
             pattern = name_pattern(names)
             if pattern is not None:
                 argv += ["--testNamePattern", pattern]
+            if os.name != "nt" and _typechecks_with_tsc(run_root, options):
+                argv.append(f"--typecheck.checker={_checker(tmpdir)}")
             return argv, report_file
 
         return await run_js_tests(
-            self.name, project_root, run_root, build, shell=shell, timeout=timeout
+            self.name,
+            project_root,
+            run_root,
+            build,
+            shell=shell,
+            timeout=timeout,
+            script=self.script,
         )
+
+
+_CONFIGS = ("vitest.config", "vite.config", "vitest.workspace", "vitest.projects")
+_EXTS = ("ts", "mts", "cts", "js", "mjs", "cjs", "json")
+
+
+def _typechecks_with_tsc(run_root: Path, options: Sequence[str]) -> bool:
+    """Whether the run may type-check with vitest's default checker (tsc): ``--typecheck``
+    in the script or ``typecheck`` in a config, and no other ``checker`` chosen."""
+    texts = [_read(run_root / f"{stem}.{ext}") for stem in _CONFIGS for ext in _EXTS]
+    said = " ".join([*options, *texts])
+    return "typecheck" in said and "checker" not in said
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
+def _checker(tmpdir: Path) -> Path:
+    """``vitest_checker.cjs`` in ``tmpdir``: tsc with its build info kept in ``tmpdir`` (vitest
+    puts it in its own dist folder, the user's node_modules, read-only in the sandbox)."""
+    script = tmpdir / "tsc-checker.cjs"
+    text = jest_script("vitest_checker.cjs").replace(
+        "const SCRATCH = null;", f"const SCRATCH = {json.dumps(str(tmpdir))};"
+    )
+    script.write_text(text, encoding="utf-8")
+    script.chmod(0o755)
+    return script
 
 
 def _without_filters(args: Sequence[str]) -> list[str]:

@@ -232,6 +232,10 @@ class Session:
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
+            if settings.tests.command != self.settings.tests.command:  # another runner
+                self._verifier.adapter = detect_toolchain(
+                    self.root, settings.tests.args, settings.tests.command
+                )
             set_extra_args(self._verifier.adapter, settings.tests.args)
         if settings.model != self.settings.model:
             self._model = None
@@ -255,7 +259,7 @@ class Session:
             writable = (shadow, *self.safety.sandbox.extra_writable)
             self._verifier = Verifier(
                 self.root,
-                detect_toolchain(self.root, self.settings.tests.args),
+                detect_toolchain(self.root, self.settings.tests.args, self.settings.tests.command),
                 self.confined(writable),
                 self.settings.tests.timeout,
                 self.diagnostics,

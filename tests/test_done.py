@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from adapters import tests_for_source
+from agent_lsp.loop.done import TARGETED_LIMIT, targeted_tests
 from agent_lsp.messages import TaskStatus
 from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from tests.conftest import BUG, FIX
@@ -183,3 +185,87 @@ async def test_a_diagnostic_nobody_can_ask_is_said_to_be_unchecked(
         outcome.checked,
     )
     assert tool_messages(fake_openai.requests[2])[1].count("2 passed") == 1
+
+
+def _large_tree(root: Path) -> None:
+    """A sympy-like tree: a `pytest.ini` whose `testpaths` leave `bin/` out, a core module
+    imported by 150 test files at several depths, and `bin/test_*.py` scripts."""
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = pkg doc/src\n")
+    (root / "pkg" / "core").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core" / "__init__.py").write_text("")
+    (root / "pkg" / "core" / "basic.py").write_text("def one() -> int:\n    return 1\n")
+    (root / "pkg" / "core" / "tests").mkdir()
+    (root / "pkg" / "core" / "tests" / "test_basic.py").write_text(
+        "from pkg.core.basic import one\n\n\ndef test_one() -> None:\n    assert one() == 1\n"
+    )
+    for area in range(15):
+        for n in range(10):
+            folder = root / "pkg" / f"area{area}" / "tests"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"test_a{n}.py").write_text("from pkg.core.basic import one\n")
+    (root / "bin").mkdir()
+    for n in range(6):
+        (root / "bin" / f"test_script{n}.py").write_text("from pkg.core.basic import one\n")
+    (root / "pkg" / "core" / "check_basic.py").write_text("from pkg.core.basic import one\n")
+
+
+async def test_the_selection_follows_pytest_config_nearest_first_within_a_budget(
+    tmp_path: Path,
+) -> None:
+    _large_tree(tmp_path)
+    found = tests_for_source(tmp_path, "pkg/core/basic.py")
+    assert len(found) == 151
+    assert not [f for f in found if f.startswith("bin/") or "check_" in f]
+    assert found[0] == "pkg/core/tests/test_basic.py"  # the nearest first
+    selection = await targeted_tests(tmp_path, ["pkg/core/basic.py"])
+    assert len(selection.files) == TARGETED_LIMIT
+    assert selection.files[0] == "pkg/core/tests/test_basic.py"
+    assert selection.left == 151 - TARGETED_LIMIT
+    assert selection.shown().endswith(f"(+{151 - TARGETED_LIMIT} more left to the full suite)")
+
+
+async def test_the_same_selection_on_the_same_text_is_not_run_again(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    with_other_tests(project)
+    wrong = "    return sum(values) / (len(values) + 2)\n"
+    fake_openai.script(
+        edit("calc.py", BUG, wrong),
+        Reply("Done."),
+        edit("calc.py", wrong, "    return 0\n"),
+        edit("calc.py", "    return 0\n", wrong),  # back to the text that failed
+        Reply("It is done."),
+        edit("calc.py", wrong, FIX),
+        Reply("Now it is fixed."),
+    )
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(
+        Task(kind=TaskKind.TASK, instruction="fix"), RecordingChannel()
+    )
+    log = session.log_path
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED
+    runs = [row["summary"] for row in log_events(log, "tests")]
+    again = "(the same tests on the same text: not run again)"
+    assert [r.split(":")[0] for r in runs] == ["targeted tests/test_calc.py"] * 3 + [
+        "3 passed, 0 failed, 0 errors, 0 skipped in " + runs[3].split(" in ")[1].split(":")[0]
+    ]
+    assert not runs[0].endswith(again)
+    assert runs[1].endswith(again) and runs[1].split(" in ")[0] == runs[0].split(" in ")[0]
+    assert not runs[2].endswith(again)
+
+
+def test_a_new_tests_command_takes_effect_without_a_restart(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    session = make_session(project, fake_openai.base_url)
+    assert session.checker.adapter is not None
+    assert session.checker.adapter.name == "pytest"
+    changed = session.settings.model_copy(deep=True)
+    changed.tests.command = "sh check.sh"
+    session.update_settings(changed)
+    assert session.checker.adapter is not None
+    assert session.checker.adapter.name == "command"
+    session.checker.close()

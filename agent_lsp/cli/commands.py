@@ -145,7 +145,8 @@ async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> 
     one JSON object (`adapters.results.report_dict` and ``exit_code``); exit 0 all passed,
     1 failures/errors/no tests, 2 bad input (no test runner, unknown target)."""
     loaded = load_settings(root)
-    adapter = detect_toolchain(root, loaded.settings.tests.args)
+    tests = loaded.settings.tests
+    adapter = detect_toolchain(root, tests.args, tests.command)
     if adapter is None:
         return _test_error(as_json, "no_runner", describe_project(root), EXIT_USAGE)
     unknown = [why for why in (_unknown_target(root, t) for t in targets) if why]

@@ -51,6 +51,9 @@ UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     # scripts.test and pytest.ini's addopts are the repository's to write): an argument adds
     # nothing the repository could not already do there
     ("tests", "args"): "free",
+    # likewise the test command: it runs where scripts.test would, in the shadow copy under
+    # the sandbox (without an OS sandbox the user is asked before any test run)
+    ("tests", "command"): "free",
     ("memory", "maxInjected"): "free",
     ("memory", "initStepTimeout"): "free",
     ("permissionLevel",): "stricter",

@@ -113,7 +113,7 @@ def _notes(copy: Path, patch: ImprovementPatch, trusted: bool, project: set[str]
 
 
 async def _dry_run(root: Path, settings: Settings) -> str:
-    adapter = detect_toolchain(root, settings.tests.args)
+    adapter = detect_toolchain(root, settings.tests.args, settings.tests.command)
     if adapter is None:
         raise ImprovementError("the test settings change but the project has no test runner")
     report = await run_in_copy(

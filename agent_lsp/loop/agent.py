@@ -16,7 +16,7 @@ from agent_lsp.loop.compaction import (
     summarise,
     with_summary,
 )
-from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests
+from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_key
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
@@ -116,6 +116,8 @@ class Agent:
         self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
         self.diagnostic_check: DiagnosticCheck | None = None  # re-asks a fix's diagnostic
         self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
+        # test verdicts by (selection, hash of the changed files' text): never run twice
+        self._verdicts: dict[tuple[tuple[str, ...], str], TestReport] = {}
         self._told_remains = False  # the model was told once its diagnostic is still there
         self._failed_check: str | None = None  # why the task ends failed at its end check
         self._edited: list[str] = []  # the files this step's tool calls changed
@@ -557,15 +559,20 @@ class Agent:
             self._checked.setdefault("full", self._summary_of_last())
             return True, "", ""
         try:
-            targets = await targeted_tests(self.workspace.root, self.workspace.changed_files)
-            if targets:
-                shown = ", ".join(targets[:5]) + (" …" if len(targets) > 5 else "")
+            changed = list(self.workspace.changed_files)
+            selection = await targeted_tests(self.workspace.root, changed)
+            key = text_key(self.workspace, changed)
+            if selection.files:
+                targets = list(selection.files)
+                shown = selection.shown()
                 await self._emit(EventKind.TOOL_CALL, f"checking: the affected tests {shown}", step)
-                report = await self.verifier.run(self.workspace, targets)
+                report, again = await self._run_once(selection.files, key, targets)
                 await self.hooks.tests_checked(
-                    step, report.ok, f"targeted {shown}: {report.summary()}"
+                    step, report.ok, f"targeted {shown}: {report.summary()}{again}"
                 )
-                await self._emit(EventKind.TOOL_RESULT, f"affected tests: {report.summary()}", step)
+                await self._emit(
+                    EventKind.TOOL_RESULT, f"affected tests: {report.summary()}{again}", step
+                )
                 if not report.ok:
                     return (
                         False,
@@ -576,16 +583,30 @@ class Agent:
                     )
                 self._checked["targeted"] = f"affected tests ({shown}): {report.summary()}"
             await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
-            report = await self.verifier.run(self.workspace)
+            report, again = await self._run_once((), key)
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
             return True, "", str(exc)
-        await self.hooks.tests_checked(step, report.ok, report.summary())
-        await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
+        await self.hooks.tests_checked(step, report.ok, report.summary() + again)
+        await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}{again}", step)
         if report.ok:
             self._checked["full"] = f"full suite: {report.summary()}"
             return True, "", ""
         return False, _not_passing("the test suite does not pass", report), ""
+
+    async def _run_once(
+        self, selection: tuple[str, ...], key: str, targets: Sequence[str] = ()
+    ) -> tuple[TestReport, str]:
+        """The tests of ``selection`` (() for the full suite) on the current text, run at most
+        once per text: the same selection on the same text (``key``) keeps its verdict (the
+        second item then says so)."""
+        assert self.verifier is not None
+        cached = self._verdicts.get((selection, key))
+        if cached is not None:
+            return cached, " (the same tests on the same text: not run again)"
+        report = await self.verifier.run(self.workspace, targets)
+        self._verdicts[(selection, key)] = report
+        return report, ""
 
     def _summary_of_last(self) -> str:
         report = self.verifier.last_report if self.verifier is not None else None

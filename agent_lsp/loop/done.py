@@ -5,6 +5,7 @@ wrapped language server through the `DiagnosticCheck` seam the LSP layer impleme
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,16 +116,58 @@ async def recheck(check: DiagnosticCheck | None, task: Task, workspace: Workspac
     )
 
 
-async def targeted_tests(root: Path, changed: Sequence[str]) -> list[str]:
-    """The test files that import what changed, and the changed test files (SPEC D3)."""
+TARGETED_LIMIT = 20  # test files in one targeted run: the rest is the full suite's
 
-    def find() -> list[str]:
-        found: list[str] = []
-        for rel in changed:
-            found += [f for f in tests_for_source(root, rel) if f not in found]
-        return found
+
+@dataclass(frozen=True)
+class Selection:
+    """The affected test files a targeted run runs, nearest first, and how many more were
+    found and left to the full suite (the budget: `TARGETED_LIMIT`)."""
+
+    files: tuple[str, ...]
+    left: int = 0
+
+    def shown(self) -> str:
+        text = ", ".join(self.files[:5]) + (" …" if len(self.files) > 5 else "")
+        return text + (f" (+{self.left} more left to the full suite)" if self.left else "")
+
+
+async def targeted_tests(
+    root: Path, changed: Sequence[str], limit: int = TARGETED_LIMIT
+) -> Selection:
+    """The test files that import what changed, and the changed test files (SPEC D3): the
+    files pytest's own configuration collects, the nearest to each change first, taken in
+    turn from each changed file's list up to `limit`."""
+
+    def find() -> Selection:
+        lists = [tests_for_source(root, rel) for rel in changed]
+        everything = list(dict.fromkeys(f for found in lists for f in found))
+        chosen: list[str] = []
+        for rank in range(max((len(found) for found in lists), default=0)):
+            for found in lists:
+                if rank < len(found) and found[rank] not in chosen and len(chosen) < limit:
+                    chosen.append(found[rank])
+        return Selection(tuple(chosen), len(everything) - len(chosen))
 
     return await asyncio.to_thread(find)
+
+
+def text_key(workspace: Workspace, rels: Sequence[str]) -> str:
+    """A hash of the text the tests would run on for the changed files ``rels`` (the editor's
+    buffer, else the file on disk): equal keys, equal verdicts."""
+    digest = hashlib.sha256()
+    overlays = workspace.overlays()
+    for rel in sorted(rels):
+        text = overlays.get(rel)
+        if text is not None:
+            data = text.encode("utf-8", "surrogatepass")
+        else:
+            try:
+                data = (workspace.root / rel).read_bytes()
+            except OSError:
+                data = b"\0missing"
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
 def definition_of_done(task: Task, verifier: Verifier | None, check_by: str) -> str:

@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
-from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter
+from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter, real_paths
 from adapters.linters import LintIssue, run_linters
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.project.diagnostics import DiagnosticStore
@@ -54,7 +54,8 @@ async def run_in_copy(
     shell = ConfinedShell(sandbox, Confinement(writable=writable, visible=roots))
     try:
         run_root = await asyncio.to_thread(shadow.sync, {})
-        return await adapter.run(root, run_root, list(targets), shell=shell, timeout=timeout)
+        report = await adapter.run(root, run_root, list(targets), shell=shell, timeout=timeout)
+        return real_paths(report, run_root, root)
     finally:
         shadow.close()
         shutil.rmtree(folder, ignore_errors=True)
@@ -111,6 +112,7 @@ class Verifier:
             report = await self.adapter.run(
                 self.root, run_root, list(targets), shell=self.shell, timeout=self.timeout
             )
+            report = real_paths(report, run_root, self.root)
             if not targets:
                 self.last_report = report
                 self.last_report_edit_count = edit_count
@@ -148,7 +150,8 @@ def format_report(report: TestReport, limit: int = 8) -> str:
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     for failure in report.failures[:limit]:
         where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
-        lines.append(f"FAILED {failure.test_id} at {where or '?'}: {failure.message}")
+        at = f" at {where}" if where else ""
+        lines.append(f"FAILED {failure.test_id}{at}: {failure.message}")
         if failure.output:
             lines.append(_indent(_tail(failure.output, 40)))
     if len(report.failures) > limit:

@@ -57,9 +57,9 @@ def test_js_imports(tmp_path: Path) -> None:
             "node_modules/pkg/calc.test.js": "import './calc'\n",
         },
     )
-    assert tests_for_source(root, "src/calc.ts") == [
-        "src/__tests__/deep.js",
+    assert tests_for_source(root, "src/calc.ts") == [  # nearest first
         "src/calc.test.ts",
+        "src/__tests__/deep.js",
         "test/util.spec.mjs",
     ]
     assert tests_for_source(root, "src/util/index.js") == ["test/util.spec.mjs"]
