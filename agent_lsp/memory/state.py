@@ -314,11 +314,21 @@ def gone_files(layout: Layout, state: TaskState) -> list[str]:
     return missing_paths(layout.root, named) if named else []
 
 
+# Bare names a walk of the project found to be no file (`Stock.remove`, `self.items`), per
+# root: the harness's entries quote them step after step, and a walk per step is not needed.
+_NO_FILE: dict[Path, set[str]] = {}
+NO_FILE_LIMIT = 4_000
+
+
 def _files_now(root: Path, paths: list[str], walk_limit: int = 20_000) -> list[str]:
     """Those of `paths` that are files in the project (bare names: anywhere in the tree)."""
     here = {rel for rel in paths if (root / rel).is_file()}
-    bare = {rel for rel in paths if rel not in here and "/" not in rel}
+    no_file = _NO_FILE.setdefault(root, set())
+    bare = {rel for rel in paths if rel not in here and "/" not in rel and rel not in no_file}
     found = _find_names(root, bare, walk_limit) if bare else set[str]()
+    if len(no_file) > NO_FILE_LIMIT:
+        no_file.clear()
+    no_file.update(bare - found)
     return [rel for rel in paths if rel in here or rel in found]
 
 
