@@ -246,7 +246,8 @@ class LspEditorChannel:
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         """The whole question (escaped: control and invisible characters shown as \\uXXXX, as
-        the permission gate writes them), as a prompt, else as a diagnostic with answers."""
+        the permission gate writes them), as a prompt, else as a diagnostic with answers; a
+        question in words with its id, for `agentLsp.answer`."""
         question = visible(question)
         if not options:  # in words: through agentLsp.answer with the question's id
             return await self._ask_in_words(question)
