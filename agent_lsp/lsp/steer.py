@@ -133,10 +133,10 @@ class UserControl:
     def changed(self, uri: str, added: list[str]) -> None:
         """didChange (`added`: the AGENT: lines it put in): while a task runs, the lines the
         user typed are taken once the buffer is still."""
-        typed = self.not_typed.typed(uri, added)
         if self.state.tasks.running is None:
             self._typed.pop(uri, None)
             return
+        typed = self.not_typed.typed(uri, added)
         if typed:
             self._typed.setdefault(uri, Counter()).update(typed)
         if uri not in self._typed:
