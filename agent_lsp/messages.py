@@ -65,6 +65,15 @@ class Usage(BaseModel):
             estimated=self.estimated or other.estimated,
         )
 
+    def since(self, earlier: Usage) -> Usage:
+        """What was used after `earlier` (a total this one went on from)."""
+        return Usage(
+            prompt_tokens=max(0, self.prompt_tokens - earlier.prompt_tokens),
+            completion_tokens=max(0, self.completion_tokens - earlier.completion_tokens),
+            calls=max(0, self.calls - earlier.calls),
+            estimated=self.estimated,
+        )
+
 
 class ModelReply(BaseModel):
     """What one model call returned. `finish_reason` as the endpoint said ("stop",
@@ -201,6 +210,9 @@ class TaskOutcome(BaseModel):
     rechecked: str = ""
     seconds: float = 0.0  # wall time of this run (a resumed task: since it resumed)
     tool_runs: int = 0  # tool calls run in this run
+    # this run's share of `usage` (a resumed or continued task: since it went on; `usage` is
+    # the task's whole); None: all of it
+    run_usage: Usage | None = None
     cost: float | None = None  # USD, from [model.price]; None when no price is set
 
 

@@ -483,11 +483,12 @@ class Session:
             self.memory.abandon(memory)  # the task file says cancelled or interrupted
             raise
         self.control = None
-        usage = outcome.usage
+        usage = outcome.usage if point is None else outcome.usage.since(point.usage)
         outcome = outcome.model_copy(
             update={
                 "seconds": time.monotonic() - started,
                 "tool_runs": max(0, _tool_runs(agent.messages) - earlier),
+                "run_usage": None if point is None else usage,
                 "cost": self.settings.model.price.cost(
                     usage.prompt_tokens, usage.completion_tokens
                 ),

@@ -105,7 +105,21 @@ async def test_a_yes_to_a_permission_question_grants_nothing(
     assert not (plain / "pushed.txt").exists()
 
 
-async def test_a_steer_note_is_taken_at_the_next_step_and_can_answer_a_question(
+class HeldChannel(RecordingChannel):
+    """A user who answers a question only once `release` is set."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__()
+        self.answer = answer
+        self.release = asyncio.Event()
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        await super().ask(question, options)
+        await self.release.wait()
+        return self.answer
+
+
+async def test_a_steer_note_is_taken_at_the_next_step_and_never_answers_a_question(
     plain: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     session = make_session(plain, fake_openai.base_url)
@@ -117,13 +131,15 @@ async def test_a_steer_note_is_taken_at_the_next_step_and_can_answer_a_question(
         return Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"})])
 
     fake_openai.script(first, ask("Which greeting?"), Reply("Done."))
-    channel = RecordingChannel()
-    channel.silent = True
+    channel = HeldChannel("in French")
     task = Task(kind=TaskKind.TASK, instruction="greet")
     running = asyncio.ensure_future(session.run_task(task, channel))
     await asyncio.wait_for(steered.wait(), 60)
     await until(lambda: len(fake_openai.requests) >= 2 and bool(channel.questions))
-    assert session.steer("say bonjour")  # answers the question in words
+    assert session.steer("say bonjour")  # while the question waits: a note, not the answer
+    await asyncio.sleep(0.5)  # were a note an answer, the question would have ended by now
+    assert len(fake_openai.requests) == 2
+    channel.release.set()
     outcome = await asyncio.wait_for(running, 120)
     assert not session.steer("too late")  # no task runs
     await session.aclose()
@@ -133,7 +149,12 @@ async def test_a_steer_note_is_taken_at_the_next_step_and_can_answer_a_question(
         "role": "user",
         "content": "A note from the user, sent while you work: call it hello",
     }
-    assert "the user answered: say bonjour" in tool_messages(fake_openai.requests[2])[-1]
+    third = fake_openai.requests[2]
+    assert "the user answered: in French" in tool_messages(third)[-1]
+    assert third["messages"][-1] == {
+        "role": "user",
+        "content": "A note from the user, sent while you work: say bonjour",
+    }
     assert "steer: call it hello" in [e.message for e in channel.events]
 
 

@@ -1,7 +1,9 @@
 """`TaskControl`: the user in the loop of one running task — steer notes taken into the
 conversation at the next step, questions the agent asks (`ask_user`) and the pause when the
 rebuilt context finds a conflict. Steer notes may come from any thread (the language server's
-loop; the task runs on the agent thread's)."""
+loop; the task runs on the agent thread's). A note never answers a question: a question is
+answered through its own prompt only (a note sent while it waits goes to the next model
+request, as any note)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,6 @@ CONFIRMED = "Asked before going on, the user said go on despite: "
 SKIP = "Skip"  # offered with every question: the user chooses not to answer
 # an empty answer after this share of the timeout is the channel's own wait running out
 TIMED_OUT = 0.95
-POLL = 0.05  # seconds between looks for a steer note while a question waits
 
 
 @dataclass(frozen=True)
@@ -69,25 +70,19 @@ class TaskControl:
     # -- questions ---------------------------------------------------------------------------
 
     async def ask(self, question: str, options: Sequence[str], skip: bool = True) -> Answer:
-        """Ask through the channel (no options: a free-text question); a steer note sent while
-        it waits answers it too, in the user's words. No answer within `timeout` is none."""
+        """Ask through the channel (no options: a free-text question), answered through the
+        channel's own prompt only (never by a steer note). No answer within `timeout` is
+        none."""
         extra = skip and options and SKIP not in options
         choices = [*options, SKIP] if extra else list(options)
         started = asyncio.get_running_loop().time()
         asked = asyncio.ensure_future(self.channel.ask(question, choices))
-        noted = asyncio.ensure_future(self._next_note())
         try:
-            done, _ = await asyncio.wait(
-                {asked, noted}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            done, _ = await asyncio.wait({asked}, timeout=self.timeout)
         finally:
-            for job in (asked, noted):
-                job.cancel()
-            for job in (asked, noted):
-                with contextlib.suppress(BaseException):
-                    await job
-        if noted in done and not noted.cancelled():
-            return Answer(noted.result())
+            asked.cancel()
+            with contextlib.suppress(BaseException):
+                await asked
         if asked in done and not asked.cancelled() and asked.exception() is None:
             text = asked.result()
             if text == SKIP and extra:
@@ -100,11 +95,6 @@ class TaskControl:
             else:
                 return Answer(text.strip())
         return Answer(None, f"no answer within {self.timeout:.0f} s")
-
-    async def _next_note(self) -> str:
-        while not self._notes:  # noqa: ASYNC110 - notes come from another thread
-            await asyncio.sleep(POLL)
-        return self._notes.popleft()
 
     # -- conflicts at a rebuild --------------------------------------------------------------
 

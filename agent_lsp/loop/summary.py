@@ -22,8 +22,9 @@ def _plural(n: int, word: str) -> str:
 
 def task_totals(outcome: TaskOutcome) -> str:
     """e.g. `12.3 s, 4 model calls, 3 tool runs, tokens: 1200 in, 80 out, cost $0.0002`
-    (`≈` and "estimated" where the endpoint reported no usage and tokens were estimated)."""
-    usage = outcome.usage
+    (`≈` and "estimated" where the endpoint reported no usage and tokens were estimated); a
+    resumed or continued task's: this run's, as its wall time."""
+    usage = outcome.usage if outcome.run_usage is None else outcome.run_usage
     about = "≈" if usage.estimated else ""
     parts = [
         _duration(outcome.seconds),

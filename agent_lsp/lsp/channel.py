@@ -219,23 +219,38 @@ class LspEditorChannel:
             return None
         return await self.questions.ask(uri, 0, question, options, self.ask_timeout)
 
+    async def _ask_in_words(self, question: str) -> str | None:
+        """The question with its id, answered by `agentLsp.answer` {questionId, choice: your
+        words} (never by a steer note: that goes to the next model request)."""
+
+        def show(question_id: str | None) -> None:
+            how = (
+                f'answer with the command agentLsp.answer {{"questionId": "{question_id}", '
+                '"choice": "your answer"}'
+                if question_id is not None
+                else "no answer can be taken here"
+            )
+            self.server.window_show_message(
+                t.ShowMessageParams(
+                    type=t.MessageType.Info, message=f"agent-lsp asks: {question} ({how})"
+                )
+            )
+
+        if self.questions is None:  # no store to answer into (not a task's channel)
+            show(None)
+            return None
+        return await self.questions.ask_in_words(show, self.ask_timeout)
+
     async def report(self, event: AgentEvent) -> None:
         self.on_event(event)
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         """The whole question (escaped: control and invisible characters shown as \\uXXXX, as
-        the permission gate writes them), as a prompt, else as a diagnostic with answers."""
+        the permission gate writes them), as a prompt, else as a diagnostic with answers; a
+        question in words with its id, for `agentLsp.answer`."""
         question = visible(question)
-        if not options:  # in words: the answer comes as a steer note, the asker waits for it
-            self.server.window_show_message(
-                t.ShowMessageParams(
-                    type=t.MessageType.Info,
-                    message=f"agent-lsp asks: {question} (answer with the command "
-                    "agentLsp.steer, or type a comment line “AGENT: your answer” in any file)",
-                )
-            )
-            await asyncio.Event().wait()
-            return None
+        if not options:  # in words: through agentLsp.answer with the question's id
+            return await self._ask_in_words(question)
         if not supports_prompts(self.server):
             return await self._ask_by_diagnostic(question, options)
         params = t.ShowMessageRequestParams(

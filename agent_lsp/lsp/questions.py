@@ -1,12 +1,13 @@
 """Asking the user where the editor has no `window/showMessageRequest` (e.g. Helix): the question
-becomes a diagnostic "agent asks to …" whose code actions are the answers. No answer within the
-timeout means no."""
+becomes a diagnostic "agent asks to …" whose code actions are the answers. A question answered
+in words (no options) waits for `agentLsp.answer` {questionId, choice: the words}. No answer
+within the timeout means no."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lsprotocol import types as t
@@ -51,6 +52,21 @@ class Questions:
         finally:
             self.pending.pop(question_id, None)
             self.publisher.set("questions", uri, [])
+
+    async def ask_in_words(self, show: Callable[[str], None], wait: float) -> str | None:
+        """A question answered in words: `show(question_id)` tells the user how (the command
+        `agentLsp.answer` with that id); None after `wait` seconds or for empty words."""
+        question_id = uuid.uuid4().hex[:8]
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.pending[question_id] = ("", future)
+        show(question_id)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(future), wait)
+        except TimeoutError:
+            return None
+        finally:
+            self.pending.pop(question_id, None)
+        return answer.strip() or None
 
     def answer(self, question_id: str, choice: str) -> bool:
         entry = self.pending.get(question_id)

@@ -19,7 +19,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.actions import CANCEL_COMMAND, EXPLAIN_COMMAND, FIX_COMMAND, code_actions
 from agent_lsp.lsp.agent_thread import settle_heap
 from agent_lsp.lsp.convert import uri_to_path
-from agent_lsp.lsp.documents import use_line_store
+from agent_lsp.lsp.documents import LineTextDocument, use_line_store
 from agent_lsp.lsp.held import held_buffers
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
@@ -83,6 +83,23 @@ class AgentLanguageServer(LanguageServer):
     @property
     def started(self) -> AgentState | None:
         return self._state
+
+    async def workspace_apply_edit_async(
+        self, params: t.ApplyWorkspaceEditParams
+    ) -> t.ApplyWorkspaceEditResult:
+        """Every edit the server sends: the `AGENT:` lines it puts in are the server's, not
+        the user's (steering takes only what the user typed: `lsp.typed`)."""
+        known = self._state.control.not_typed if self._state is not None else None
+        put = await known.expect(params.edit) if known is not None else {}
+        try:
+            result = await super().workspace_apply_edit_async(params)
+        except BaseException:
+            if known is not None:
+                known.forget(put)
+            raise
+        if known is not None and not result.applied:
+            known.forget(put)
+        return result
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
         """Recorded after the answer went out: code actions stay cheap. Before the agent is
@@ -286,18 +303,25 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
     async def did_open(ls: AgentLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
         document = params.text_document
         held_buffers(ls).opened(document.uri, document.text)
-        (await ls.load()).opened(document.uri)
+        state = await ls.load()
+        state.control.opened(document.uri, document.text)  # its AGENT: lines were not typed
+        state.opened(document.uri)
 
     # An edit to a file the editor had not opened is held until the editor reports the file.
     @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AgentLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
-        held_buffers(ls).changed(params.text_document.uri)
+        uri = params.text_document.uri
+        held_buffers(ls).changed(uri)
+        doc = ls.workspace.text_documents.get(uri)
+        added = doc.take_added() if isinstance(doc, LineTextDocument) else []
         if ls.started is not None:  # AGENT: lines typed while a task runs
-            ls.started.control.changed(params.text_document.uri)
+            ls.started.control.changed(uri, added)
 
     @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AgentLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
         held_buffers(ls).changed(params.text_document.uri)
+        if ls.started is not None:
+            ls.started.control.closed(params.text_document.uri)
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:

@@ -4,20 +4,27 @@ that offers to continue where a task stopped.
 
 A comment line `# AGENT: …` (or `// AGENT: …`, `-- AGENT: …`, `; AGENT: …`) typed in any
 buffer while a task runs is taken once the buffer has been still for `SETTLE` seconds: its text
-goes to the task, and the line is removed through `workspace/applyEdit` (only that line). With
-no task running such a line is left alone. It needs only didChange and applyEdit: every editor."""
+goes to the task as a note for its next model request, and the line is removed through
+`workspace/applyEdit` (only that line). Only what the user typed counts (`lsp.typed`): a line a
+didChange put in, not one the server's own edits put in (the agent's), not one the file already
+held when it was opened or holds on disk. With no task running such a line is left alone. A
+note never answers a question (ask_user, a permission, a conflict): those are answered through
+their own prompt. It needs only didChange and applyEdit: every editor."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types as t
 
 from agent_lsp.errors import AgentLspError
+from agent_lsp.lsp.documents import line_key
 from agent_lsp.lsp.textedit import minimal_edits
+from agent_lsp.lsp.typed import NotTyped
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -71,6 +78,8 @@ class UserControl:
         self.server: LanguageServer = state.server
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._jobs: set[asyncio.Task[None]] = set()
+        self.not_typed = NotTyped(self.server)  # AGENT: lines opened with, or the server's
+        self._typed: dict[str, Counter[str]] = {}  # the AGENT: lines typed, not yet taken
 
     # -- continue ----------------------------------------------------------------------------
 
@@ -121,9 +130,16 @@ class UserControl:
             )
         return {"status": "accepted"}
 
-    def changed(self, uri: str) -> None:
-        """didChange: while a task runs, look for AGENT: lines once the buffer is still."""
+    def changed(self, uri: str, added: list[str]) -> None:
+        """didChange (`added`: the AGENT: lines it put in): while a task runs, the lines the
+        user typed are taken once the buffer is still."""
         if self.state.tasks.running is None:
+            self._typed.pop(uri, None)
+            return
+        typed = self.not_typed.typed(uri, added)
+        if typed:
+            self._typed.setdefault(uri, Counter()).update(typed)
+        if uri not in self._typed:
             return
         timer = self._timers.pop(uri, None)
         if timer is not None:
@@ -137,12 +153,25 @@ class UserControl:
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
+    def opened(self, uri: str, text: str) -> None:
+        self.not_typed.opened(uri, text)
+
+    def closed(self, uri: str) -> None:
+        self.not_typed.closed(uri)
+        self._typed.pop(uri, None)
+
     async def _take(self, uri: str) -> None:
+        typed = self._typed.pop(uri, Counter[str]())
         doc = self.server.workspace.text_documents.get(uri)
-        if doc is None or self.state.tasks.running is None:
+        if doc is None or self.state.tasks.running is None or not typed:
             return
         lines = list(doc.lines)
-        found = steer_lines(lines)
+        found: list[tuple[int, str]] = []
+        for number, note in steer_lines(lines):
+            key = line_key(lines[number])
+            if typed[key] > 0:  # typed by the user: not the agent's, not in the file before
+                typed[key] -= 1
+                found.append((number, note))
         taken = [(n, note) for n, note in found if self.state.tasks.steer(note)]
         if not taken:
             return

@@ -1,5 +1,6 @@
 """What changed under a task since it began, found when its context is rebuilt (a resumed or
-continued task, after a compaction): a file its task state names is gone, the git branch
+continued task, after a compaction): a file its task state names is gone (a path it named
+while it was a file: `state.record_files`; a name in the task's words is none), the git branch
 changed, or the project's conventions (`state/project/*.md`, the rules files) changed. The task
 asks the user before acting on such a conflict; what the user let pass is not asked again."""
 
@@ -9,7 +10,7 @@ import hashlib
 
 from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.memory.layout import Layout
-from agent_lsp.memory.state import current_branch, load_task, missing_paths, referenced_paths
+from agent_lsp.memory.state import current_branch, gone_files, load_task
 from agent_lsp.safety.reads import CONTEXT_TOOL
 
 RULES_FILES = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
@@ -33,10 +34,9 @@ class ConflictCheck:
         ignored: list[str] = []
         state = load_task(self.layout, ignored)
         if state is not None:
-            text = state.summary() + "".join(state.extra.values())
             found.extend(
                 f"the task state names {rel}, which no longer exists (renamed or deleted?)"
-                for rel in missing_paths(root, referenced_paths(text))
+                for rel in gone_files(self.layout, state)
             )
         branch = current_branch(root)
         if cp.branch and branch and branch != cp.branch:

@@ -24,10 +24,9 @@ from agent_lsp.memory.logs import SessionLog
 from agent_lsp.memory.rules import load_rules
 from agent_lsp.memory.state import (
     current_branch,
+    gone_files,
     load_project_state,
     load_task,
-    missing_paths,
-    referenced_paths,
 )
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.policy import CommandPolicy
@@ -162,8 +161,7 @@ class InitRunner:
         ignored: list[str] = []
         state = await asyncio.to_thread(load_task, self.layout, ignored)
         if state is not None:
-            text = state.summary() + "".join(state.extra.values())
-            gone = await asyncio.to_thread(missing_paths, root, referenced_paths(text))
+            gone = await asyncio.to_thread(gone_files, self.layout, state)
             run.conflicts.extend(
                 f"the task state refers to {rel}, which does not exist (renamed or deleted?)"
                 for rel in gone

@@ -22,7 +22,14 @@ from agent_lsp.memory.layout import AGENT_DIR, Layout
 from agent_lsp.memory.library import Library, MemoryEntry
 from agent_lsp.memory.logs import SessionLog, new_session_id
 from agent_lsp.memory.recall import recall
-from agent_lsp.memory.state import current_branch, load_meta, load_task, save_meta, start_task
+from agent_lsp.memory.state import (
+    current_branch,
+    load_meta,
+    load_task,
+    record_files,
+    save_meta,
+    start_task,
+)
 from agent_lsp.memory.task import TaskMemory
 from agent_lsp.memory.undo import UndoReport, undo_steps
 from agent_lsp.messages import ChatMessage, TaskOutcome
@@ -201,6 +208,7 @@ class ProjectMemory:
                 "status": "running",
             },
         )
+        record_files(self.layout, task_goal(task))  # the files the goal names, as they are
 
     async def finish(
         self,

@@ -40,6 +40,7 @@ HARNESS_LINE = re.compile(r"^- (?:step \d+:|\((\d+) earlier (?:entries|entry) no
 KEEP_ENTRIES = 12
 TITLE = "# Current task\n"
 MAX_FILE_CHARS = 64_000
+FILES_KEY = "files"  # task.json: the paths the task state named while they were files
 PROJECT_CHARS = 6_000
 NOTES_LINES = 40
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t#]*$", re.M)
@@ -139,6 +140,7 @@ def write_task_section(layout: Layout, section: str, content: str) -> None:
     kept = _harness_lines(state.sections.get(section, ""))
     state.sections[section] = "\n".join([content, *kept]).strip() + "\n"
     layout.reads.write(path, state.render(), "update_task")
+    record_files(layout, content)
 
 
 def add_task_entry(layout: Layout, section: str, entry: str, keep: int = KEEP_ENTRIES) -> None:
@@ -164,6 +166,7 @@ def add_task_entry(layout: Layout, section: str, entry: str, keep: int = KEEP_EN
     lines = [*own, *(count if earlier else []), *entries]
     state.sections[section] = "\n".join(lines).strip() + "\n"
     layout.reads.write(path, state.render())
+    record_files(layout, entry)
 
 
 def set_task_outcome(layout: Layout, text: str) -> None:
@@ -278,6 +281,55 @@ def referenced_paths(text: str) -> list[str]:
         if "." in candidate and not re.fullmatch(r"[\d.]+\w?", candidate):
             seen.setdefault(candidate, None)
     return list(seen)
+
+
+def record_files(layout: Layout, text: str) -> None:
+    """Note in task.json (`files`) the paths that `text`, just written to the task state,
+    names and that are files now: only such a path, gone later, is a conflict. A name in the
+    task's words that never was a file (`Stock.remove`, `self.items`) is none."""
+    named = referenced_paths(text)
+    if not named:
+        return
+    ignored: list[str] = []
+    meta = load_meta(layout, ignored)
+    known = recorded_files(meta)
+    new = [rel for rel in named if rel not in known]
+    files = _files_now(layout.root, new) if new else []
+    if files:
+        save_meta(layout, {**meta, FILES_KEY: "\n".join(sorted({*known, *files}))})
+
+
+def recorded_files(meta: dict[str, str]) -> set[str]:
+    """The paths the task state named while they were files (see `record_files`)."""
+    return {line for line in meta.get(FILES_KEY, "").splitlines() if line}
+
+
+def gone_files(layout: Layout, state: TaskState) -> list[str]:
+    """The files the task state names, recorded as files when it named them, that exist
+    nowhere in the project now (renamed or deleted): the conflicts of a rebuilt context."""
+    text = state.summary() + "".join(state.extra.values())
+    ignored: list[str] = []
+    recorded = recorded_files(load_meta(layout, ignored))
+    named = [rel for rel in referenced_paths(text) if rel in recorded]
+    return missing_paths(layout.root, named) if named else []
+
+
+# Bare names a walk of the project found to be no file (`Stock.remove`, `self.items`), per
+# root: the harness's entries quote them step after step, and a walk per step is not needed.
+_NO_FILE: dict[Path, set[str]] = {}
+NO_FILE_LIMIT = 4_000
+
+
+def _files_now(root: Path, paths: list[str], walk_limit: int = 20_000) -> list[str]:
+    """Those of `paths` that are files in the project (bare names: anywhere in the tree)."""
+    here = {rel for rel in paths if (root / rel).is_file()}
+    no_file = _NO_FILE.setdefault(root, set())
+    bare = {rel for rel in paths if rel not in here and "/" not in rel and rel not in no_file}
+    found = _find_names(root, bare, walk_limit) if bare else set[str]()
+    if len(no_file) > NO_FILE_LIMIT:
+        no_file.clear()
+    no_file.update(bare - found)
+    return [rel for rel in paths if rel in here or rel in found]
 
 
 def missing_paths(root: Path, paths: list[str], walk_limit: int = 20_000) -> list[str]:

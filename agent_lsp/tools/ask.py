@@ -1,6 +1,7 @@
 """`ask_user`: the agent asks the user a question (in the editor, a prompt with the options or a
-diagnostic with answer code actions; in the terminal, a prompt). It grants nothing: commands and
-file changes are still decided by the safety policy, whatever the answer."""
+diagnostic with answer code actions, a question in words answered with `agentLsp.answer`; in the
+terminal, a prompt). Only the question's own prompt answers it, never a steer note. It grants
+nothing: commands and file changes are still decided by the safety policy, whatever the answer."""
 
 from __future__ import annotations
 

@@ -287,6 +287,14 @@ From Lisp, DIAGNOSTIC (an LSP Diagnostic, as a plist) is sent as is."
   (agent-lsp--report (agent-lsp--execute "agentLsp.steer" (list :note note))))
 
 ;;;###autoload
+(defun agent-lsp-answer (id words)
+  "Answer in WORDS the agent's question ID (shown with the question).
+A steer note never answers a question."
+  (interactive "sQuestion id: \nsYour answer: ")
+  (agent-lsp--report
+   (agent-lsp--execute "agentLsp.answer" (list :questionId id :choice words))))
+
+;;;###autoload
 (defun agent-lsp-improve (request)
   "Ask the agent to improve its own setup for this project as REQUEST says.
 When the patch is ready the server asks Apply / Show diff / Reject."

@@ -12,6 +12,7 @@ import pytest
 from agent_lsp.memory.initd import InitRunner, TaskFacts
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.rules import load_rules
+from agent_lsp.memory.state import record_files
 from agent_lsp.messages import TaskStatus
 from agent_lsp.safety.policy import ALLOW_ONCE, DENY
 from agent_lsp.task import Task, TaskKind
@@ -166,10 +167,18 @@ async def test_validation_puts_conflicts_first_and_the_steps_are_idempotent(
     layout.mount()
     (plain / ".git").mkdir()
     (plain / ".git" / "HEAD").write_text("ref: refs/heads/feature\n")
-    layout.task_file.write_text(
+    state = (
         "# Current task\n\nstray words\n\n## Goal\nRename utils/parser.js to lib/parse.js\n\n"
         "## next\nupdate app.py and gone.py\n\n## Notes\nsee docs/plan.md\n"
     )
+    layout.task_file.write_text(state)
+    recorded = [plain / "utils/parser.js", plain / "gone.py", plain / "docs/plan.md"]
+    for path in recorded:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("x\n")
+    record_files(layout, state)  # as it was written: these were files, lib/parse.js was none
+    for path in recorded:
+        path.unlink()
     initd = layout.initd
     initd.mkdir()
     write_step(initd, "S35-count.sh", 'echo "run $AGENT_LSP_REASON"')
@@ -186,7 +195,6 @@ async def test_validation_puts_conflicts_first_and_the_steps_are_idempotent(
         == again.conflicts
         == [
             "the task state refers to utils/parser.js, which does not exist (renamed or deleted?)",
-            "the task state refers to lib/parse.js, which does not exist (renamed or deleted?)",
             "the task state refers to gone.py, which does not exist (renamed or deleted?)",
             "the task state refers to docs/plan.md, which does not exist (renamed or deleted?)",
             "the branch changed from main to feature since the task started",

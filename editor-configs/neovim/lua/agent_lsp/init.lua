@@ -274,6 +274,11 @@ function M.log() run("agentLsp.showLog", { {} }) end
 --- :AgentSteer {note}: a note for the running task, taken at its next step.
 function M.continue_task(hint) run("agentLsp.continue", { { hint = hint } }) end
 function M.steer(note) run("agentLsp.steer", { { note = note } }) end
+--- :AgentAnswer {id} {words}: answer in words the agent's question {id} (shown with it); a
+--- steer note never answers a question.
+function M.answer(id, words)
+  run("agentLsp.answer", { { questionId = id, choice = words } })
+end
 --- :AgentImprove {request}: the agent proposes a change to its own setup for the project
 --- (Apply / Show diff / Reject when ready). :AgentImproveList, :AgentImproveRevert {id}.
 function M.improve(request)
@@ -342,6 +347,10 @@ function M.commands()
     { nargs = "+", desc = "agent-lsp: continue the stopped task with a hint" })
   command("AgentSteer", function(a) M.steer(a.args) end,
     { nargs = "+", desc = "agent-lsp: a note for the running task" })
+  command("AgentAnswer", function(a)
+    local id, words = a.args:match("^(%S+)%s+(.+)$")
+    if id then M.answer(id, words) end
+  end, { nargs = "+", desc = "agent-lsp: answer the agent's question {id} in words" })
   command("AgentImprove", function(a) M.improve(a.args) end,
     { nargs = "+", desc = "agent-lsp: improve its own setup for this project" })
   command("AgentImproveList", function() M.improve_list() end,
