@@ -23,7 +23,7 @@ from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, first_look
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
-from agent_lsp.loop.words import Found, attempted, correction, edits_in_words
+from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
     AgentEvent,
@@ -196,7 +196,9 @@ class Agent:
                         TaskStatus.COMPLETED, summary, step, "unverified", verified=False
                     )
                 if done:
-                    words = reply.content or "done"
+                    words = (prose(reply.content or "") if applied else reply.content) or (
+                        f"edited {', '.join(self.workspace.changed_files)}" if applied else "done"
+                    )
                     return self._outcome(TaskStatus.COMPLETED, words + cut, step, "done")
                 said = self._not_used(reply, found, applied, feedback, step, cut)
                 if isinstance(said, TaskOutcome):
@@ -505,13 +507,13 @@ class Agent:
         edited, self._edited = self._edited, []
         if not self.limits.check_after_edit or not edited or self.verifier is None:
             return ""
-        targets = await targeted_tests(self.workspace.root, edited)
-        if not targets:
+        selection = await targeted_tests(self.workspace.root, edited, limit=5)
+        if not selection.files:
             return ""
-        shown = ", ".join(targets[:3]) + (" …" if len(targets) > 3 else "")
+        shown = selection.shown()
         await self._emit(EventKind.TOOL_CALL, f"checking the edit: {shown}", step)
         try:
-            report = await self.verifier.run(self.workspace, targets[:5])
+            report = await self.verifier.run(self.workspace, selection.files)
         except NotPermittedError as exc:
             await self._emit(EventKind.TOOL_RESULT, f"edit not checked: {exc}", step)
             return ""

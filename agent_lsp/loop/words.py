@@ -329,3 +329,14 @@ def correction(problems: Sequence[str], left: int) -> str:
         else f"After {left} more replies without a usable tool call or edit, the task stops."
     )
     return f"Your last reply could not be used: {said}.\n{CALL_SYNTAX}\n{again}"
+
+
+def prose(text: str) -> str:
+    """The reply's words without its code: fenced blocks and SEARCH/REPLACE blocks taken out
+    (with a file name alone on the line before one), for an outcome's summary."""
+    cut = _SEARCH.sub("", text)
+    for start, end, _info, _body in reversed(_fences(cut)):
+        cut = cut[:start] + cut[end:]
+    lines = [line for line in cut.splitlines() if line.strip()]
+    kept = [line for line in lines if not _PATHLIKE.fullmatch(_clean(line))]
+    return "\n".join(kept).strip()
