@@ -90,6 +90,7 @@ async def test_compaction_masks_old_outputs_and_keeps_the_task(
         fake_openai.base_url,
         model={
             "contextWindow": 9000,
+            "profile": "full",  # the harness whose compaction this tests
             "baseUrl": fake_openai.base_url,
             "apiKey": "k",
             "maxRetries": 0,

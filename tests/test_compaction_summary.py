@@ -63,7 +63,12 @@ async def test_a_summary_replaces_the_older_turns_and_keeps_the_last_ten_and_the
         session = make_session(
             root,
             fake.base_url,
-            model={"baseUrl": fake.base_url, "contextWindow": 9000, "maxRetries": 0},
+            model={
+                "baseUrl": fake.base_url,
+                "contextWindow": 9000,
+                "maxRetries": 0,
+                "profile": "full",
+            },
         )
         outcome = await session.run_task(TASK, channel)
         await session.aclose()

@@ -43,7 +43,9 @@ async def test_after_a_compaction_the_rebuild_gives_back_the_goal_and_the_next_s
     )
     channel = RecordingChannel()
     session = make_session(
-        plain, fake_openai.base_url, model={"contextWindow": 9000, "baseUrl": fake_openai.base_url}
+        plain,
+        fake_openai.base_url,
+        model={"contextWindow": 9000, "baseUrl": fake_openai.base_url, "profile": "full"},
     )
     outcome = await session.run_task(TASK, channel)
     await session.aclose()

@@ -53,6 +53,7 @@ def test_a_real_small_model_fixes_a_failing_test(coder_server: LlamaServer, tmp_
         .replace("maxTokens = 96", "maxTokens = 1024")
         .replace("timeout = 300", "timeout = 900")
         .replace(f"contextWindow = {8192}", f"contextWindow = {CODER_CONTEXT}")
+        .replace('profile = "full"', 'profile = "auto"')  # small: the served window
     )
     done = subprocess.run(
         [sys.executable, "-m", "agent_lsp", "run", TASK, "--root", str(project)],

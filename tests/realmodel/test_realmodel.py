@@ -53,6 +53,7 @@ def environment(home: Path, server: LlamaServer, tool_calling: str = "auto") -> 
         f'toolCalling = "{tool_calling}"\n'
         "maxTokens = 96\n"
         f"contextWindow = {CONTEXT}\n"
+        'profile = "full"\n'  # the whole harness must hold (the coder test has the small one)
         "timeout = 300\n"
         "maxRetries = 1\n"
         "[memory]\n"
