@@ -227,3 +227,28 @@ def test_a_block_whose_path_is_an_examples_lands_where_its_search_text_is() -> N
     assert [(e.path, e.old, e.new) for e in found.edits] == [
         ("calc.py", BUG.rstrip("\n"), FIX.rstrip("\n"))
     ]
+
+
+async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_format_again(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Its code block was the file as it is: no edit, so not an applied one — the next request
+    has the failures, the file as it is now and how to answer, naming the file."""
+    before = (project / "calc.py").read_text()
+    fake_openai.script(Reply(f"calc.py\n```python\n{before}```\n"), Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    told = fake_openai.requests[1]["messages"][-1]["content"]
+    assert "The edits written in your reply could not be applied" in told
+    assert "no change" in told
+    assert "FAILED tests/test_calc.py::test_average" in told
+    assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
+    assert told.endswith(
+        "calc.py\n<<<<<<< SEARCH\nthe exact lines to change, copied from the "
+        "file as it is now\n=======\nthe new lines\n>>>>>>> REPLACE"
+    )
+    assert told.count("as it is now:") == 1
+    assert (project / "calc.py").read_text().count(FIX) == 1

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from adapters import TestReport
+from adapters.affected import is_test_file
 from agent_lsp.errors import AgentLspError, ModelError
 from agent_lsp.loop.compaction import (
     KEEP_TURNS,
@@ -20,7 +21,7 @@ from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_k
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
-from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, first_look
+from agent_lsp.loop.small import HOW_TO_ANSWER, SMALL_SYSTEM_PROMPT, first_look
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
@@ -122,6 +123,7 @@ class Agent:
         self._failed_check: str | None = None  # why the task ends failed at its end check
         self._edited: list[str] = []  # the files this step's tool calls changed
         self.small = False  # the small-model profile (loop/small.py)
+        self._shown: list[str] = []  # the code files its first look showed
         self._idle = 0  # replies in a row in words only while the task is not done
         self._unusable = 0  # replies in a row whose tool call or edit could not be used
 
@@ -215,6 +217,8 @@ class Agent:
                     )
                 if applied:
                     feedback = f"{applied}\n{feedback}"
+                if self.small:
+                    feedback += self._small_reminder()
                 self.messages.append(ChatMessage(role="user", content=feedback))
                 await self._checkpoint(step)
         except ModelError as exc:
@@ -241,7 +245,9 @@ class Agent:
                     f"or edit{cut}: {_quote(reply.content)}"
                 )
                 return self._outcome(TaskStatus.FAILED, summary, step, "malformed calls")
-            return correction(problems, left)
+            failures = feedback.replace(WORDS_ONCE, "").strip()
+            told = correction(problems, left, syntax=not self.small)
+            return f"{failures}\n\n{told}" if failures else told
         if applied:
             return feedback
         self._idle += 1
@@ -260,6 +266,7 @@ class Agent:
         budget = int(self.limits.context_window * CHARS_PER_TOKEN * 0.3)
         look = await first_look(task, self.workspace, self.verifier, min(budget, 24_000))
         await self._emit(EventKind.TOOL_RESULT, f"first look: {', '.join(look.shown) or 'no file'}")
+        self._shown = [rel for rel in look.shown if not is_test_file(rel)]
         return look.text if look.shown else ""
 
     # -- the user in the loop: continue with a hint, steer notes, a conflict at a rebuild ---
@@ -470,9 +477,9 @@ class Agent:
         applied = 0
         for n, edit in enumerate(found.edits):
             result = await self._run_one(edit.call(f"words_{step}_{n}"), step)
-            ok = result.status is ToolStatus.SUCCESS
+            ok = result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is True
             applied += ok
-            said = result.output if ok else f"not applied: {result.error}"
+            said = result.output if ok else f"not applied: {result.error or result.output}"
             lines.append(f"- {edit.path} ({edit.what}): {said}")
         for problem in found.problems:
             lines.append(f"- not used: {problem}")
@@ -481,11 +488,27 @@ class Agent:
             return (
                 f"{FAILED_WORDS}:\n"
                 + "\n".join(lines)
-                + "".join(self._as_it_is(rel) for rel in files)
+                + ("" if self.small else "".join(self._as_it_is(rel) for rel in files))
                 + "\nCopy the SEARCH part exactly from the file as it is now."
             )
         await self._emit(EventKind.MESSAGE, f"applied {applied} edit(s) written in words", step)
         return "Applied the edits written in your reply:\n" + "\n".join(lines)
+
+    def _small_reminder(self, budget: int = 8_000) -> str:
+        """For a small model whose reply did not finish the task: the code files it was shown
+        or changed, as they are now, and how to answer (it forgets both within a few turns)."""
+        files = list(dict.fromkeys([*self._shown, *self.workspace.changed_files]))
+        parts: list[str] = []
+        for rel in files:
+            if is_test_file(rel):
+                continue
+            shown = self._as_it_is(rel)
+            if shown and len(shown) <= budget:
+                budget -= len(shown)
+                parts.append(shown)
+        code = [rel for rel in files if not is_test_file(rel)]
+        how = HOW_TO_ANSWER.format(path=code[0]) if code else ""
+        return "".join(parts) + (f"\n\n{how}" if how else "")
 
     def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
         """A file's current text for the model after an edit of it failed (a small one), as

@@ -320,15 +320,17 @@ def attempted(text: str | None) -> bool:
     return bool(text) and _ATTEMPT.search(text or "") is not None
 
 
-def correction(problems: Sequence[str], left: int) -> str:
-    """What a model is told after a reply whose call or edit could not be used."""
+def correction(problems: Sequence[str], left: int, syntax: bool = True) -> str:
+    """What a model is told after a reply whose call or edit could not be used (`syntax`:
+    with the exact syntax of both; a small model gets its own reminder instead)."""
     said = "; ".join(problems) if problems else "no tool call or edit could be read in it"
     again = (
         "If the next reply has no usable tool call or edit either, the task stops here."
         if left <= 1
         else f"After {left} more replies without a usable tool call or edit, the task stops."
     )
-    return f"Your last reply could not be used: {said}.\n{CALL_SYNTAX}\n{again}"
+    how = f"\n{CALL_SYNTAX}" if syntax else ""
+    return f"Your last reply could not be used: {said}.{how}\n{again}"
 
 
 def prose(text: str) -> str:
