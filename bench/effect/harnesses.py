@@ -157,7 +157,7 @@ def agent_lsp_end(status: str, summary: str) -> str:
 def run_agent_lsp(task: Task, workdir: Path, home: Path, ctx: Context, log: Path) -> RunEnd:
     env = agent_lsp_home(home, ctx)
     argv = [ctx.python, "-m", "agent_lsp", "run", task_text(task), "--root", str(workdir)]
-    code, output = run_process(argv, REPO, env, ctx.timeout, log)
+    code, output = run_process(argv, workdir, env, ctx.timeout, log)
     outcomes = [m for line in output.splitlines() if (m := OUTCOME.search(line))]
     malformed = agent_lsp_malformed(workdir)
     if code is None:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 NODE_PACKAGES = {"jest": {"jest": "30.2.0"}, "vitest": {"vitest": "3.2.4"}}
 # The peers as the benchmark ran them (a newer release is a different harness: bump on purpose).
 PEERS = {
-    "mini-swe-agent": ("mini-swe-agent==2.4.6", "mini"),
+    "mini": ("mini-swe-agent==2.4.6", "mini"),
     "aider": ("aider-chat==0.86.2", "aider"),
 }
 
