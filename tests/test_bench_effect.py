@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from bench.effect.tasks import (
     load_tasks,
     snapshot,
 )
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
 
 SLUG = "def slug(s):\n    return s.replace(' ', '-')\n"
 SLUG_FIXED = "def slug(s):\n    return s.replace(' ', '-').lower()\n"
@@ -429,3 +430,31 @@ def test_copies_carry_no_reference_and_no_caches(tmp_path: Path, tools: Toolchai
     (tmp_path / "src" / "__pycache__").mkdir()
     work = copy_project(task, tmp_path / "work", tools, source=tmp_path / "src")
     assert sorted(p.name for p in work.iterdir()) == ["report.py", "test_weather.py", "units.py"]
+
+
+def test_the_proxy_waits_for_a_request_a_killed_run_left_and_keeps_its_label() -> None:
+    """A harness killed at its limit leaves its request to the server: the next run must not
+    start behind it, and its tokens belong to the run that asked."""
+    with FakeOpenAIServer() as fake:
+        proxy = CountingProxy(fake.base_url)
+        proxy.start()
+        try:
+            fake.script(Hang(3.0), Reply("late", usage=(700, 7)))
+            client = OpenAI(api_key="x", base_url=proxy.base_url, max_retries=0)
+            proxy.label = "killed/t/1"
+            asking = threading.Thread(
+                target=lambda: client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}]
+                )
+            )
+            asking.start()
+            while not fake.requests:  # the request reached the server
+                threading.Event().wait(0.05)
+            assert proxy.wait_idle(0.2) is False  # still computing
+            proxy.label = "next/t/1"
+            assert proxy.wait_idle(60) is True
+            asking.join(60)
+            (call,) = proxy.take()
+        finally:
+            proxy.stop()
+    assert (call.label, call.prompt_tokens, call.completion_tokens) == ("killed/t/1", 700, 7)

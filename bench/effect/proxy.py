@@ -123,6 +123,8 @@ class CountingProxy:
         self.label = ""
         self.calls: list[Call] = []
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -161,6 +163,13 @@ class CountingProxy:
             calls, self.calls = self.calls, []
         return calls
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Waits until no request is in flight (False: still one after `timeout` seconds).
+        A harness killed at its time limit leaves its last request to the server, which goes
+        on computing it: the next run must not start behind it."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
     def count_tokens(self, text: str) -> int:
         """The server's own tokenizer's count of `text` (a quarter of its length if it fails)."""
         if not text:
@@ -178,6 +187,16 @@ class CountingProxy:
             return max(1, len(text) // 4)
 
     def forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        with self._lock:
+            self._in_flight += 1
+        try:
+            self._forward(handler, body)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def _forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
         started = time.monotonic()
         label = self.label
         headers = {

@@ -36,6 +36,7 @@ class RunRecord:
     completion_tokens: int
     estimated: bool  # some of the tokens are estimates (streamed replies without usage)
     seconds: float
+    drain_seconds: float = 0.0  # after the run: the server finishing a request it left
     changed: list[str] = field(default_factory=list[str])
     protected: list[str] = field(default_factory=list[str])
     tests_output: str = ""

@@ -190,7 +190,13 @@ def one_run(
     except Exception as exc:  # a harness that breaks is a failed run, not a broken benchmark
         end = RunEnd("error", f"{type(exc).__name__}: {exc}"[:300], None)
     seconds = time.monotonic() - started
-    calls = proxy.take()
+    # A run killed at its limit may leave a request the server still computes: its tokens are
+    # the run's, and the next run must not wait behind it.
+    drained = time.monotonic()
+    if not proxy.wait_idle(max(ctx.timeout, 900)):
+        say("a model request is still in flight after the wait; going on")
+    drain = time.monotonic() - drained
+    calls = [c for c in proxy.take() if c.label == proxy.label]
     verdict = judge(task, workdir, before, tools, folder / "judge")
     record = RunRecord(
         harness=harness,
@@ -214,6 +220,7 @@ def one_run(
         completion_tokens=sum(c.completion_tokens for c in calls),
         estimated=any(c.estimated for c in calls),
         seconds=round(seconds, 1),
+        drain_seconds=round(drain, 1),
         changed=list(verdict.changes.sources),
         protected=list(verdict.changes.protected),
         tests_output=verdict.tests.output[-1500:],
