@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 from openai import OpenAI
 
-from bench.effect.harnesses import OUTCOME, agent_lsp_end, agent_lsp_malformed, aider_end, mini_end
+from bench.effect.harnesses import (
+    OUTCOME,
+    agent_lsp_end,
+    agent_lsp_malformed,
+    aider_end,
+    aider_tokens,
+    mini_end,
+)
 from bench.effect.proxy import CountingProxy
 from bench.effect.report import RunRecord, failure_kind, harness_table, summarize
 from bench.effect.tasks import (
@@ -362,6 +369,8 @@ def test_aider_endings_from_its_output() -> None:
     assert aider_end(output, 0) == ("budget", 1)
     assert aider_end("", None) == ("timeout", 0)
     assert aider_end("Traceback", 1) == ("error", 0)
+    output = "Tokens: 845 sent, 9 received.\nApplied edit\nTokens: 2.5k sent, 120 received.\n"
+    assert aider_tokens(output) == (3345, 129)
 
 
 def test_the_proxy_counts_usage_and_marks_estimates() -> None:

@@ -70,6 +70,9 @@ def base_env(home: Path, ctx: Context) -> dict[str, str]:
         GOTOOLCHAIN="local",
         NO_COLOR="1",
         TERM="dumb",
+        # litellm (both peers) fetches its price list from GitHub at start, retrying for seconds
+        # where there is no network; its bundled copy is the same list.
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
     )
     return env
 
@@ -280,6 +283,17 @@ AIDER_MALFORMED = re.compile(
     r"did not conform to the edit format|SEARCH/REPLACE block failed", re.I
 )
 AIDER_BUDGET = re.compile(r"Only \d+ reflections allowed", re.I)
+AIDER_TOKENS = re.compile(r"Tokens: ([\d.]+)(k?) sent, ([\d.]+)(k?) received")
+
+
+def aider_tokens(output: str) -> tuple[int, int]:
+    """What aider itself reports it sent and received (its own count, for comparison)."""
+
+    def number(value: str, kilo: str) -> int:
+        return round(float(value) * (1000 if kilo else 1))
+
+    found = AIDER_TOKENS.findall(output)
+    return sum(number(a, b) for a, b, _, _ in found), sum(number(c, d) for _, _, c, d in found)
 
 
 def aider_end(output: str, code: int | None) -> tuple[str, int]:
@@ -322,7 +336,9 @@ def run_aider(task: Task, workdir: Path, home: Path, ctx: Context, log: Path) ->
     ]
     code, output = run_process(argv, workdir, env, ctx.timeout, log)
     ended, malformed = aider_end(output, code)
-    return RunEnd(ended, f"exit {code}", code, malformed, None, output)
+    sent, received = aider_tokens(output)
+    detail = f"exit {code}; aider's own count: {sent} tokens sent, {received} received"
+    return RunEnd(ended, detail, code, malformed, None, output)
 
 
 Runner = Callable[[Task, Path, Path, Context, Path], RunEnd]
