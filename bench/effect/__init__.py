@@ -1,0 +1,1 @@
+"""bench/effect: the effectiveness benchmark with real models (see bench/effect.md)."""

@@ -1,0 +1,3 @@
+module example.com/grades
+
+go 1.19

@@ -1,0 +1,12 @@
+const { shipping } = require("./shipping");
+
+function subtotal(items) {
+  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);
+}
+
+function total(items) {
+  const sub = subtotal(items);
+  return sub + shipping(sub);
+}
+
+module.exports = { subtotal, total };

@@ -1,0 +1,7 @@
+import re
+
+
+def slugify(title: str) -> str:
+    """'Hello, World!' -> 'hello-world'."""
+    words = re.findall(r"[A-Za-z0-9]+", title)
+    return "-".join(words)
