@@ -52,7 +52,8 @@ class TestRuns:
         if verifier is None:
             return
         channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
-        workspace = Workspace(session.root, CrossLoopChannel(channel, asyncio.get_running_loop()))
+        remote = CrossLoopChannel(channel, asyncio.get_running_loop())
+        workspace = Workspace(session.root, remote, session.gate(remote, editor=True))
         targets, scope = await asyncio.to_thread(_targets, session.root, workspace, target)
         try:
             report = await self.worker.run(verifier.run(workspace, targets))
