@@ -13,7 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from lsprotocol import types as t
 
+from agent_lsp.safety.policy import ALLOW_ONCE, DENY
+from tests.e2e.editor_client import editor_session
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
 from tests.improve.test_cli import propose, tool_results
 from tests.test_cli import agent_lsp
@@ -219,3 +222,30 @@ def test_what_a_command_detaches_is_ended_with_it_without_a_sandbox(
     assert re.search(r"ended \d+ process\(es\) the command left running", result), result
     if how == "readiness":
         assert "started as a readiness check" in result, result
+
+
+# ---- the editor's own runs: agentLsp.runTests, over real LSP ---------------------------------
+async def test_the_editors_test_runs_ask_without_a_sandbox(
+    project: Path, canary: Path, server_env: dict[str, str]
+) -> None:
+    options = {"sandbox": {"enabled": False}}  # the user's own (initializationOptions)
+    async with editor_session("vscode", project, server_env, options) as client:
+        client.open(project / "calc.py")
+        command = t.ExecuteCommandParams(command="agentLsp.runTests", arguments=[])
+        assert await client.workspace_execute_command_async(command) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: the tests were not run: no answer")
+        assert not canary.exists(), "agentLsp.runTests ran the repository's code unasked"
+        [question] = client.questions
+        assert "no OS sandbox" in question.message
+        assert [a.title for a in question.actions or []] == [ALLOW_ONCE, DENY]
+
+        client.messages.clear()
+        client.answers = [ALLOW_ONCE]  # yes: for this session's editor runs
+        assert await client.workspace_execute_command_async(command) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: tests: 1 passed, 1 failed")
+        assert canary.exists()
+        canary.unlink()
+        client.messages.clear()
+        assert await client.workspace_execute_command_async(command) == {"status": "started"}
+        await client.wait_for_message("agent-lsp: tests: 1 passed, 1 failed")
+        assert len(client.questions) == 2  # asked once, not at every run
