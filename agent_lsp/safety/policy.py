@@ -150,7 +150,9 @@ class CommandPolicy:
             return Decision(
                 decision="allowed",
                 level=engine.level,
-                rule="user: allowed earlier in this task",
+                rule="allowed earlier in this task",
+                answered_by="user",
+                answer=ALLOW_ONCE,
                 command=tool,
                 cwd=str(engine.root),
                 tool=tool,
