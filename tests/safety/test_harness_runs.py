@@ -7,6 +7,7 @@ what ran."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -249,3 +250,34 @@ async def test_the_editors_test_runs_ask_without_a_sandbox(
         assert await client.workspace_execute_command_async(command) == {"status": "started"}
         await client.wait_for_message("agent-lsp: tests: 1 passed, 1 failed")
         assert len(client.questions) == 2  # asked once, not at every run
+
+
+async def test_the_linters_ask_without_a_sandbox(
+    tmp_path: Path, server_env: dict[str, str]
+) -> None:
+    """tsc is the repository's own program (node_modules/.bin): unconfined, it runs with your
+    rights like the tests, so it passes the same gate."""
+    root = tmp_path / "web"
+    (root / "node_modules" / ".bin").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    canary = outside / "pwned"
+    tsc = root / "node_modules" / ".bin" / "tsc"
+    tsc.write_text(f"#!/bin/sh\necho ran > {canary}\n")
+    tsc.chmod(0o755)
+    (root / "tsconfig.json").write_text("{}\n")
+    (root / "index.ts").write_text("export const x: number = 1;\n")
+    options = {"sandbox": {"enabled": False}, "lint": {"enabled": True}}
+    async with editor_session("vscode", root, server_env, options) as client:
+        uri = client.open(root / "index.ts", "typescript")
+        client.text_document_did_save(
+            t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=uri))
+        )
+        for _ in range(200):  # a question, or (unasked) the canary
+            if client.questions or canary.exists():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2)
+        assert not canary.exists(), "the linters ran the repository's tsc unasked"
+        [question] = client.questions
+        assert "linters would run unconfined" in question.message
