@@ -132,6 +132,7 @@ class Session:
         self._model: Model | None = None
         self.diagnostics = DiagnosticStore()
         self.always_allowed: set[str] = set()
+        self.editor_grants: set[str] = set()  # see `gate(editor=True)`
         self.symbols = SymbolIndex(self.root, extractor=extractor, cache=cache_path(self.root))
         self._repo_map: tuple[tuple[int, tuple[str, ...], frozenset[str]], str] | None = None
         self._verifier: Verifier | None = None
@@ -207,16 +208,21 @@ class Session:
         raw, wrapped = self._routed[kind]
         return wrapped if tools else raw
 
-    def gate(self, channel: EditorChannel) -> CommandPolicy:
+    def gate(self, channel: EditorChannel, *, editor: bool = False) -> CommandPolicy:
         """The permission gate of one task: the session's policy, the user's "always allow"
-        answers, and every decision recorded in the session log."""
+        answers, and every decision recorded in the session log. `editor`: for the runs the
+        editor starts outside a task (`agentLsp.runTests`, run-on-save, the linters), which
+        share one grant per session (asked once, not at every save)."""
 
         def record(decision: Decision) -> None:
             self.memory.log.record("decision", "policy", **decision.model_dump(mode="json"))
 
-        return CommandPolicy(
+        gate = CommandPolicy(
             channel, self.always_allowed, engine=self.safety.engine, on_decision=record
         )
+        if editor:
+            gate.granted = self.editor_grants
+        return gate
 
     async def tell_safety(self, channel: EditorChannel) -> None:
         """Notices about the policy (sandbox missing, L3 without an allowlist), once."""
@@ -229,6 +235,7 @@ class Session:
     def update_settings(self, settings: Settings) -> None:
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
+        self.editor_grants.clear()  # asked again under the new settings
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
@@ -281,7 +288,8 @@ class Session:
 
     async def lint(self, channel: EditorChannel) -> list[LintIssue]:
         """The project's linters on the editor's text (`lint.enabled`)."""
-        return await self.checker.lint(Workspace(self.root, channel, self.gate(channel)))
+        gate = self.gate(channel, editor=True)
+        return await self.checker.lint(Workspace(self.root, channel, gate))
 
     def tools(
         self, workspace: Workspace, channel: EditorChannel, control: TaskControl | None = None

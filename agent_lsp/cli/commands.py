@@ -13,9 +13,15 @@ from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
-from agent_lsp.loop.verify import format_report, run_in_copy
+from agent_lsp.loop.verify import (
+    BadTargetError,
+    NotPermittedError,
+    format_report,
+    run_in_copy,
+)
 from agent_lsp.memory.checkpoints import CONTINUABLE
 from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
@@ -143,7 +149,8 @@ def _test_error(as_json: bool, kind: str, message: str, code: int) -> int:
 async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> int:
     """Run the project's tests (or ``targets``): the report as text, or with ``as_json`` as
     one JSON object (`adapters.results.report_dict` and ``exit_code``); exit 0 all passed,
-    1 failures/errors/no tests, 2 bad input (no test runner, unknown target)."""
+    1 failures/errors/no tests or not permitted (no OS sandbox, and nobody said yes), 2 bad
+    input (no test runner, unknown target, an option given as a target)."""
     loaded = load_settings(root)
     tests = loaded.settings.tests
     adapter = detect_toolchain(root, tests.args, tests.command)
@@ -154,7 +161,16 @@ async def test(root: Path, targets: Sequence[str], *, as_json: bool = False) -> 
         return _test_error(as_json, "unknown_target", "; ".join(unknown), EXIT_USAGE)
     safety = build_policy(root, loaded.settings)
     relative = [_relative_target(root, t) for t in targets]
-    report = await run_in_copy(root, adapter, safety, relative, timeout=600)
+    channel = TerminalChannel(sys.stderr if as_json else None)  # JSON on stdout stays whole
+    gate = CommandPolicy(channel, engine=safety.engine)
+    try:
+        report = await run_in_copy(root, adapter, safety, gate, relative, timeout=600)
+    except BadTargetError as exc:
+        return _test_error(as_json, "unknown_target", str(exc), EXIT_USAGE)
+    except NotPermittedError as exc:
+        return _test_error(as_json, "not_permitted", str(exc), EXIT_NOT_DONE)
+    finally:
+        channel.close()
     code = EXIT_OK if report.ok else EXIT_NOT_DONE
     if as_json:
         print(json.dumps(report_dict(report) | {"exit_code": code}), flush=True)

@@ -82,7 +82,9 @@ async def _review(
         print("■ rejected: nothing changed", flush=True)
         return EXIT_NOT_DONE
     try:
-        record = await apply_improvement(root, patch, request, settings, trusted=trusted)
+        record = await apply_improvement(
+            root, patch, request, settings, trusted=trusted, channel=channel
+        )
     except ImprovementError as exc:
         print(f"■ improvement {exc}", flush=True)
         return EXIT_NOT_DONE

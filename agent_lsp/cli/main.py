@@ -91,12 +91,13 @@ def _parser() -> argparse.ArgumentParser:
         help="run the project's tests through the adapter (exit 0 all passed, 1 not)",
         description="Run the project's tests (every package of a monorepo) or the given "
         "targets, each with the package that owns it.",
-        epilog="exit codes: 0 all tests passed; 1 failures, errors, a timeout or no tests ran; "
-        "2 bad input (no test runner found, a target that is not in the project). With --json "
+        epilog="exit codes: 0 all tests passed; 1 failures, errors, a timeout or no tests ran, "
+        "or not permitted (no OS sandbox and no yes to the question); 2 bad input (no test "
+        "runner found, a target that is not in the project or is an option). With --json "
         "stdout is one JSON object: ok, exit_code, runner, command, duration, totals (passed, "
         "failed, errors, skipped, total), tests (the failing ones: id, status, path, line, "
-        "message), packages (the same per package or toolchain) and hint; on bad input "
-        "{ok: false, exit_code, error: {kind, message}}.",
+        "message), packages (the same per package or toolchain) and hint; on bad input or "
+        "when not permitted {ok: false, exit_code, error: {kind, message}}.",
     )
     _project_args(test)
     test.add_argument("targets", nargs="*", help="test ids or paths (default: all)")

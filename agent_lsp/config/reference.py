@@ -46,6 +46,7 @@ _UNTRUSTED = {
     "on": "turn on",
     "stricter": "stricter values",
     "subset": "remove entries",
+    "args": "set (no paths outside the workspace, no options that write files)",
     "same": "no",
 }
 

@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
+from agent_lsp.config.testargs import unsafe_test_args
+
 ROUTE_KINDS = ("explain", "suggestions", "fix", "task", "distillation")
 
 
@@ -34,9 +36,10 @@ LATER = "editor settings sent after start-up"
 # What an untrusted layer (the project's config; settings the editor sends after start-up) may
 # do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
 # it off/on; `stricter` a value earlier in STRICTEST_FIRST; `subset` only drop entries; `same`
-# (every key not listed: all of model.*, whatever is added later) change nothing. It may always
+# (every key not listed: all of model.*, whatever is added later) change nothing; `args` test
+# runner arguments that neither write files nor name paths outside the workspace. It may always
 # restrict, never widen.
-Rule = Literal["free", "same", "off", "on", "stricter", "subset"]
+Rule = Literal["free", "same", "off", "on", "stricter", "subset", "args"]
 
 
 UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
@@ -48,11 +51,12 @@ UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     ("askTimeout",): "free",
     ("tests", "timeout"): "free",
     # the tests run the repository's code in the sandbox anyway (conftest.py, package.json's
-    # scripts.test and pytest.ini's addopts are the repository's to write): an argument adds
-    # nothing the repository could not already do there
-    ("tests", "args"): "free",
+    # scripts.test and pytest.ini's addopts are the repository's to write), but an argument
+    # of the runner acts outside it where there is no sandbox: no paths outside the workspace,
+    # no options that write files (`agent_lsp.config.testargs`)
+    ("tests", "args"): "args",
     # likewise the test command: it runs where scripts.test would, in the shadow copy under
-    # the sandbox (without an OS sandbox the user is asked before any test run)
+    # the sandbox (without an OS sandbox the one gate asks before the project's code runs)
     ("tests", "command"): "free",
     ("memory", "maxInjected"): "free",
     ("memory", "initStepTimeout"): "free",
@@ -132,6 +136,9 @@ def keeps(path: tuple[str, ...], value: Any, mine: Any) -> bool:
     if rule == "stricter":
         order = STRICTEST_FIRST[path]
         return value in order and mine in order and order.index(value) <= order.index(mine)
+    if rule == "args":
+        entries = as_list(value)
+        return entries is not None and unsafe_test_args([str(v) for v in entries]) is None
     if rule == "subset":
         entries, own = as_list(value), as_list(mine)
         return entries is not None and own is not None and all(v in own for v in entries)

@@ -148,7 +148,8 @@ def _schema_properties(
             found.update(_schema_properties(annotation, path))
             continue
         prop = _property(schema["properties"][path[-1]], defs)
-        prop["scope"] = "window" if untrusted_rule(path) == "free" else USER_ONLY
+        # `args`: the server drops what a workspace may not set (agent_lsp.config.testargs)
+        prop["scope"] = "window" if untrusted_rule(path) in ("free", "args") else USER_ONLY
         found[".".join(path)] = prop
     return found
 

@@ -21,6 +21,7 @@ from agent_lsp.improve.check import self_check
 from agent_lsp.improve.files import FileChange, ImprovementError, read_current, render
 from agent_lsp.improve.patch import ImprovementPatch, refusals
 from agent_lsp.memory.layout import Layout
+from agent_lsp.seams import EditorChannel
 
 __all__ = ["Improvement", "apply_improvement", "list_improvements", "revert_improvement"]
 
@@ -82,14 +83,23 @@ async def apply_improvement(
     trusted: bool,
     user_config: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    channel: EditorChannel | None = None,
 ) -> Improvement:
-    """Guard, self-check on a copy, replace the files, log: the logged change."""
+    """Guard, self-check on a copy, replace the files, log: the logged change. `channel`
+    answers the gate's questions of the self-check (without an OS sandbox the dry run of the
+    tests asks; None: nobody answers)."""
     changes = plan(root, patch, settings)
     if not changes:
         raise ImprovementError("nothing to change: the files already say this")
     try:
         checked = await self_check(
-            root, patch, changes, trusted=trusted, user_config=user_config, environ=environ
+            root,
+            patch,
+            changes,
+            trusted=trusted,
+            user_config=user_config,
+            environ=environ,
+            channel=channel,
         )
     except ImprovementError as exc:
         raise ImprovementError(f"rolled back, nothing changed: {exc}") from exc

@@ -25,10 +25,12 @@ from agent_lsp.improve.patch import ImprovementPatch, key_path
 from agent_lsp.improve.tool import ProposeImprovementTool
 from agent_lsp.improve.tools_check import check_tools, declared_tools
 from agent_lsp.loop.toolbox import Described, tool_spec
-from agent_lsp.loop.verify import run_in_copy
+from agent_lsp.loop.verify import NotPermittedError, run_in_copy
 from agent_lsp.memory.layout import Layout
 from agent_lsp.memory.notes import MAX_NOTE_CHARS, NotesError, parse_tool_notes
-from agent_lsp.safety.setup import build_policy
+from agent_lsp.safety.policy import CommandPolicy, Unattended
+from agent_lsp.safety.setup import PolicySetup, build_policy
+from agent_lsp.seams import EditorChannel
 from agent_lsp.tools import CONTRACT_TOOLS
 
 __all__ = ["TOOLS", "self_check"]
@@ -112,13 +114,14 @@ def _notes(copy: Path, patch: ImprovementPatch, trusted: bool, project: set[str]
         json.dumps(tool_spec(tool, notes.get(tool.name, "")).model_dump(mode="json"))
 
 
-async def _dry_run(root: Path, settings: Settings) -> str:
+async def _dry_run(root: Path, settings: Settings, safety: PolicySetup, gate: CommandPolicy) -> str:
     adapter = detect_toolchain(root, settings.tests.args, settings.tests.command)
     if adapter is None:
         raise ImprovementError("the test settings change but the project has no test runner")
-    report = await run_in_copy(
-        root, adapter, build_policy(root, settings), timeout=settings.tests.timeout
-    )
+    try:
+        report = await run_in_copy(root, adapter, safety, gate, timeout=settings.tests.timeout)
+    except NotPermittedError as exc:
+        raise ImprovementError(f"the dry run of the tests did not run: {exc}") from exc
     ran = report.passed + report.failed + report.skipped  # errors alone: nothing ran (a bad
     # argument, a usage error)
     if report.timed_out or report.exit_code is None or ran == 0:
@@ -134,8 +137,11 @@ async def self_check(
     trusted: bool,
     user_config: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    channel: EditorChannel | None = None,
 ) -> list[str]:
-    """What was checked, in words; `ImprovementError` with the first problem."""
+    """What was checked, in words; `ImprovementError` with the first problem. What runs
+    (the tests' dry run, a project tool's run) passes the one gate with the after-state's
+    policy, asking through `channel` (None: nobody answers, so what needs asking is not run)."""
     copy = Path(tempfile.mkdtemp(prefix="agent-lsp-improve-"))
     try:
         _copy(root, changes, copy)
@@ -146,8 +152,10 @@ async def self_check(
         done.append("tool schemas build with the notes")
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+    safety = build_policy(root, settings)
+    gate = CommandPolicy(channel or Unattended(), engine=safety.engine)
     if patch.touches_tests():
-        done.append(await _dry_run(root, settings))
+        done.append(await _dry_run(root, settings, safety, gate))
     if patch.project_tools:
-        done += await check_tools(root, patch, declared, settings)
+        done += await check_tools(root, patch, declared, safety, gate)
     return done

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from agent_lsp.config.schema import Settings
+from agent_lsp.config.testargs import unsafe_test_args
 from agent_lsp.config.untrusted import only_restricts, untrusted_rule
 from agent_lsp.tools import RESERVED_NAMES
 from agent_lsp.tools.project_spec import ProjectToolsError, ToolDecl, check_decl
@@ -139,7 +140,14 @@ def refusals(patch: ImprovementPatch, settings: Settings) -> list[str]:
             out.append(f"{dotted}: not a setting (docs/configuration.md lists them)")
             continue
         rule = untrusted_rule(path)
-        if rule == "same":
+        unsafe = (
+            unsafe_test_args([str(v) for v in change.value])
+            if (rule == "args" and isinstance(change.value, list))
+            else None
+        )
+        if unsafe is not None:
+            out.append(f"{dotted}: refused: {unsafe} (only your own settings may)")
+        elif rule == "same":
             out.append(f"{dotted}: refused: a project's config may not change it")
         elif change.value is None and rule != "free":
             out.append(f"{dotted}: refused: removing it could widen what it allows")

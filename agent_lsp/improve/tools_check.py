@@ -12,15 +12,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent_lsp.config.schema import Settings
 from agent_lsp.improve.files import ImprovementError, read_current
 from agent_lsp.improve.patch import ImprovementPatch
 from agent_lsp.loop.toolbox import tool_spec
 from agent_lsp.memory.layout import Layout
 from agent_lsp.safety.confined import ConfinedShell
-from agent_lsp.safety.risk import Action
+from agent_lsp.safety.policy import CommandPolicy, Unattended
 from agent_lsp.safety.sandbox import Confinement
-from agent_lsp.safety.setup import build_policy
+from agent_lsp.safety.setup import PolicySetup
 from agent_lsp.tools import RESERVED_NAMES
 from agent_lsp.tools.project import argv_for
 from agent_lsp.tools.project_spec import (
@@ -61,19 +60,24 @@ def declared_tools(copy: Path, patch: ImprovementPatch, trusted: bool) -> dict[s
 
 
 async def check_tools(
-    root: Path, patch: ImprovementPatch, declared: dict[str, ToolDecl], settings: Settings
+    root: Path,
+    patch: ImprovementPatch,
+    declared: dict[str, ToolDecl],
+    safety: PolicySetup,
+    gate: CommandPolicy,
 ) -> list[str]:
-    """Run each changed read-only tool without required arguments once; what was done."""
+    """Run each changed read-only tool without required arguments once; what was done. Only
+    what the policy lets run without asking: the gate decides (and records), never asks."""
     done: list[str] = []
-    safety = build_policy(root, settings)
+    quiet = CommandPolicy(Unattended(), engine=gate.engine_for(root), on_decision=gate.on_decision)
     for change in patch.project_tools:
         decl = declared.get(change.name)
         if decl is None or not decl.read_only or any(a.required for a in decl.args.values()):
             continue
         argv = argv_for(decl, {})
         command = shlex.join(argv)
-        evaluation = safety.engine.command(command, root)
-        if evaluation.action is not Action.ALLOW:
+        decision, _ = await quiet.decide(command, root, safety.sandbox.status().mode)
+        if not decision.allowed:
             done.append(f"{change.name} not run once: the policy asks for `{command}`")
             continue
         shell = ConfinedShell(safety.sandbox, Confinement(writable=(), visible=(root,)))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -25,16 +24,56 @@ class NotPermittedError(WorkspaceError):
     """The policy (the level, a rule or the user's answer) does not let the tests run."""
 
 
+class BadTargetError(WorkspaceError):
+    """A test target that is not a test id or a path inside the workspace."""
+
+
+def target_problem(root: Path, target: str) -> str | None:
+    """Why `target` may not reach the runner (None: it may): a test target is a test id or a
+    path inside the workspace (`tests/test_x.py::test_y`, `pkg/...`, `TestFoo`), never an
+    option (`--basetemp=…`), an argument file (`@args`) or a path out of the workspace."""
+    if not target.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in target):
+        return f"{target!r}: empty, or holds control characters"
+    if target.startswith(("-", "@", "+")):
+        return f"{target!r} is an option, not a test id or path (tests.args set options)"
+    location = target.partition("::")[0].removesuffix("/...").replace("\\", "/")
+    if location.startswith("~"):
+        return f"{target!r}: outside the workspace"
+    path = Path(location) if Path(location).is_absolute() else root / location
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        inside = False
+    return None if inside else f"{target!r}: outside the workspace"
+
+
+def check_targets(root: Path, targets: Sequence[str]) -> None:
+    """`BadTargetError` naming every target that may not reach the runner."""
+    problems = [why for why in (target_problem(root, t) for t in targets) if why]
+    if problems:
+        raise BadTargetError("the tests were not run: " + "; ".join(problems))
+
+
 def new_shadow_dir() -> Path:
     """A new shadow folder, removed by `Verifier.close` or, at the latest, when the process
     ends (at exit, on SIGTERM, or by the next start after a SIGKILL: `safety.tempdirs`)."""
     return make_dir("agent-lsp-shadow-")
 
 
+async def permit(policy: CommandPolicy, tool: str = "run_tests") -> None:
+    """The gate of every run of the project's code the harness starts itself
+    (`CommandPolicy.permit_project_code`); raises `NotPermittedError` with the reason."""
+    decision = await policy.permit_project_code(tool)
+    if not decision.allowed:
+        what = "tests" if tool == "run_tests" else "linters"
+        raise NotPermittedError(f"the {what} were not run: {decision.decided_by}")
+
+
 async def run_in_copy(
     root: Path,
     adapter: ToolchainAdapter,
     safety: PolicySetup,
+    gate: CommandPolicy,
     targets: Sequence[str] = (),
     *,
     timeout: float,  # noqa: ASYNC109 - the test run's own limit, as in adapter.run
@@ -42,7 +81,11 @@ async def run_in_copy(
     """The tests on the files as they are on disk, in a shadow copy made for this run and
     removed after it (`agent-lsp test`, the dry run of an improvement's self-check): only the
     copy is writable, so nothing the tests write (caches, output files) lands in the project;
-    the secret files are not copied, as for every test run."""
+    the secret files are not copied, as for every test run. `gate` decides first, as for
+    every test run (without an OS sandbox it asks); `NotPermittedError` when it says no,
+    `BadTargetError` for a target that is not a test id or path inside the workspace."""
+    check_targets(root, targets)
+    await permit(gate)
     folder = new_shadow_dir()
     home = safety.engine.guard.home
     shadow = ShadowWorkspace(
@@ -85,25 +128,18 @@ class Verifier:
         self.shadow_dir = shadow_dir or new_shadow_dir()
         self._shadow = ShadowWorkspace(root, self.shadow_dir, skip=skip)
         self._lock = asyncio.Lock()
-        self._granted: list[weakref.ref[CommandPolicy]] = []  # tasks that may run the tests
         self.last_report: TestReport | None = None
         self.last_report_edit_count = -1
 
     async def permit(self, workspace: Workspace) -> None:
         """The task's policy lets the tests run (never at L0; without an OS sandbox the user
         is asked, once per task); raises `NotPermittedError` with the reason otherwise."""
-        policy = workspace.policy
-        self._granted = [ref for ref in self._granted if ref() is not None]
-        if any(ref() is policy for ref in self._granted):
-            return
-        decision = await policy.check_tool("run_tests", read_only=False)
-        if not decision.allowed:
-            raise NotPermittedError(f"the tests were not run: {decision.decided_by}")
-        self._granted.append(weakref.ref(policy))
+        await permit(workspace.policy)
 
     async def run(self, workspace: Workspace, targets: Sequence[str] = ()) -> TestReport:
         if self.adapter is None:
             raise WorkspaceError("no test runner found for this project")
+        check_targets(self.root, targets)
         await self.permit(workspace)
         async with self._lock:
             edit_count = workspace.edit_count
@@ -122,7 +158,9 @@ class Verifier:
 
     async def lint(self, workspace: Workspace) -> list[LintIssue]:
         """The project's linters on the editor's text (the same shadow copy as the tests;
-        the user's own `lint.enabled`, so not asked)."""
+        the user's own `lint.enabled`: not asked inside the sandbox, asked as the tests are
+        without one — a linter can be the project's own program)."""
+        await permit(workspace.policy, "lint")
         async with self._lock:
             run_root = await asyncio.to_thread(self._shadow.sync, workspace.overlays())
             return await run_linters(self.root, run_root, shell=self.shell, timeout=self.timeout)

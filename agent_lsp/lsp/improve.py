@@ -30,6 +30,7 @@ from agent_lsp.improve import (
     revert_improvement,
     unified_diff,
 )
+from agent_lsp.lsp.agent_thread import CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.memory.layout import Layout
 from agent_lsp.session import Session
@@ -122,8 +123,9 @@ class Improvements:
         if answer != APPLY:
             self._tell(t.MessageType.Info, "improvement rejected: nothing changed")
             return
+        remote = CrossLoopChannel(channel, asyncio.get_running_loop())  # asked from the worker
         job = apply_improvement(
-            session.root, patch, request, loaded.settings, trusted=loaded.trusted
+            session.root, patch, request, loaded.settings, trusted=loaded.trusted, channel=remote
         )
         try:
             record = await self.state.tasks.worker.run(job)  # the dry run: on the agent loop

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from adapters.linters import LintIssue
+from agent_lsp.loop.verify import NotPermittedError
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
@@ -49,6 +50,9 @@ class LintRuns:
             remote = CrossLoopChannel(channel, asyncio.get_running_loop())
             try:
                 issues = await self.worker.run(session.lint(remote))
+            except NotPermittedError as exc:  # no OS sandbox, and the user said no
+                log.info("%s", exc)
+                return
             except Exception:  # a linter failing is logged, never fatal
                 log.exception("lint run failed")
                 return

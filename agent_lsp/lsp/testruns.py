@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types as t
 
 from adapters import is_test_file, owning_package, tests_for_source
+from agent_lsp.errors import WorkspaceError
 from agent_lsp.fileio import read_disk_text
 from agent_lsp.lsp.agent_thread import AgentThread, CrossLoopChannel
 from agent_lsp.lsp.channel import LspEditorChannel
@@ -52,10 +53,14 @@ class TestRuns:
         if verifier is None:
             return
         channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
-        workspace = Workspace(session.root, CrossLoopChannel(channel, asyncio.get_running_loop()))
+        remote = CrossLoopChannel(channel, asyncio.get_running_loop())
+        workspace = Workspace(session.root, remote, session.gate(remote, editor=True))
         targets, scope = await asyncio.to_thread(_targets, session.root, workspace, target)
         try:
             report = await self.worker.run(verifier.run(workspace, targets))
+        except WorkspaceError as exc:  # not permitted (no sandbox, no yes), a bad target
+            self._show(t.MessageType.Warning, f"agent-lsp: {exc}")
+            return
         except Exception as exc:  # reported, never fatal
             log.exception("test run failed")
             self._show(t.MessageType.Error, f"agent-lsp: tests could not run: {exc!r}")

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from adapters import PlatformShell, default_shell
+from adapters.reaper import TREE_MARK, end_strays, new_token, subreaper
 from adapters.results import CommandResult
 from agent_lsp.safety.protect import (
     ProtectionError,
@@ -24,9 +25,17 @@ from agent_lsp.safety.sandbox import Confinement, Sandbox, SandboxError
 from agent_lsp.safety.sandbox_env import sandbox_env
 from agent_lsp.safety.tempdirs import make_dir
 
-__all__ = ["ConfinedShell"]
+__all__ = ["ConfinedShell", "tree_note"]
 
 _scratch: list[Path] = []
+_TREE_NOTE = "[agent-lsp: "  # the first line of an unconfined run's output, when it ended strays
+
+
+def tree_note(output: str) -> str:
+    """The note an unconfined run puts first in its output about processes it left running
+    (ended, or not findable here); "" when there is none."""
+    first = output.partition("\n")[0]
+    return first if first.startswith(_TREE_NOTE) and "left running" in first else ""
 
 
 def _scratch_root() -> Path:
@@ -133,13 +142,32 @@ class ConfinedShell:
         env: Mapping[str, str] | None,
     ) -> CommandResult:
         """No OS sandbox (the policy asked): still no keys, and a fresh empty home each time,
-        so nothing one command leaves there configures the next."""
+        so nothing one command leaves there configures the next. What the command leaves
+        running (`setsid … &`, a double fork: out of reach of a process-group kill) is ended
+        with it where this process can adopt orphans (`adapters.reaper`); the result says so
+        where it cannot."""
         home = Path(tempfile.mkdtemp(prefix="agent-lsp-home-"))
+        token = new_token()
+        adopts = subreaper()
         try:
-            environ = self.environment(env, home) | {"GIT_CONFIG_GLOBAL": os.devnull}
-            return await self.inner.run(argv, cwd=cwd, timeout=timeout, env=environ)
+            environ = self.environment(env, home) | {
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                TREE_MARK: token,
+            }
+            result = await self.inner.run(argv, cwd=cwd, timeout=timeout, env=environ)
         finally:
+            ended = await asyncio.to_thread(end_strays, token) if adopts else 0
             await asyncio.to_thread(shutil.rmtree, home, True)
+        if ended:
+            note = f"{_TREE_NOTE}ended {ended} process(es) the command left running]\n"
+        elif not adopts:
+            note = (
+                f"{_TREE_NOTE}no OS sandbox, and no way here to find processes the command "
+                "left running in the background: any such process was not stopped]\n"
+            )
+        else:
+            return result
+        return replace(result, output=note + result.output)
 
     def script_argv(self, command: str, env: Mapping[str, str] | None = None) -> list[str]:
         return self.inner.script_argv(command, env)

@@ -20,6 +20,8 @@ def danger(b: Builder, idx: int, word: Word, what: str, root_ok: bool = False) -
     texts = b.expand(word, token) if word.glob else [word.value]
     top = {Path("/"), guard.home} | (set() if root_ok else {guard.root})
     for text in texts:
+        if text.startswith("//") and not guard.windows:  # `//`, `//x`: `/`, `/x` on POSIX
+            text = "/" + text.lstrip("/")
         res = b.resolve(text)
         if res is None:
             continue

@@ -31,6 +31,7 @@ TOOL_KINDS = {
     "edit_file": "edit",
     "write_file": "edit",
     "run_tests": "test",
+    "lint": "lint",  # the harness's linters (lint.enabled), not a model tool
     "run_command": "command",
     "remember": "notes",
     "update_task": "notes",
@@ -292,14 +293,17 @@ class SafetyPolicy:
         kind = "read" if read_only else TOOL_KINDS.get(tool, "other")
         if kind in ("read", "notes", "command"):
             return Evaluation(Action.ALLOW, "policy: tool allowed")
-        if self.level is L0:
+        if kind == "lint" and self.sandboxed:  # the user's own lint.enabled, confined
+            return Evaluation(Action.ALLOW, "policy: the linters run in the sandbox")
+        if self.level is L0 and kind != "lint":
             return Evaluation(Action.DENY, f"level L0: read-only ({tool} is not available)")
-        if kind == "test" and not self.sandboxed:
+        if kind in ("test", "lint") and not self.sandboxed:
+            what = "tests" if kind == "test" else "linters"
             return Evaluation(
                 Action.ASK,
-                f"level {self.level}: no OS sandbox for the tests",
+                f"level {self.level}: no OS sandbox for the {what}",
                 (
-                    "exec: no OS sandbox: the project's tests would run unconfined, with your "
+                    f"exec: no OS sandbox: the project's {what} would run unconfined, with your "
                     "permissions (asked once per task)",
                 ),
                 frozenset({Risk.EXEC}),

@@ -115,7 +115,9 @@ def _fold(name: str, windows: bool) -> str:
 def is_secret_path(path: PurePosixPath | Path, home: Path, windows: bool = False) -> bool:
     """`.env*` and `*.env`, private keys, credential and history files, `.ssh` / `.aws` /
     `.gnupg` anywhere, and the credential folders and files of the user's home."""
-    parts = [_fold(p, windows) for p in path.parts]
+    # names compared case-insensitively everywhere: `.ENV` is `.env` on a file system that
+    # folds case (macOS, Windows), and a secret under another case is a secret all the same
+    parts = [_fold(p, windows).casefold() for p in path.parts]
     if not parts:
         return False
     name = parts[-1]

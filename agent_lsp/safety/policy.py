@@ -8,11 +8,13 @@ records every outcome as a typed `Decision`."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_lsp.config.schema import PermissionLevel
+from agent_lsp.errors import EditRejectedError
+from agent_lsp.messages import AgentEvent
 from agent_lsp.safety.decision import Decision
 from agent_lsp.safety.engine import Evaluation, SafetyPolicy
 from agent_lsp.safety.paths import Resolved
@@ -27,6 +29,7 @@ __all__ = [
     "CommandPolicy",
     "Decision",
     "SafetyPolicy",
+    "Unattended",
     "visible",
 ]
 
@@ -51,6 +54,23 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+class Unattended:
+    """An `EditorChannel` nobody watches (a check the harness runs on its own with no one to
+    ask): every question goes unanswered, which is a deny."""
+
+    def buffers(self) -> Mapping[Path, str]:
+        return {}
+
+    async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        raise EditRejectedError(f"{label}: nobody to apply it")
+
+    async def report(self, event: AgentEvent) -> None:
+        return None
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        return None
+
+
 @dataclass(eq=False)  # one gate per task, told apart by identity (hashable)
 class CommandPolicy:
     """Asks through the editor channel; remembers "Always allow" per exact command for the
@@ -63,6 +83,9 @@ class CommandPolicy:
     level: PermissionLevel | None = None
     on_decision: Callable[[Decision], None] | None = None
     decisions: list[Decision] = field(default_factory=list[Decision])
+    # what `permit_project_code` was granted (a task's own; the editor's runs share the
+    # session's): the unconfined run of the project's code is asked once per gate
+    granted: set[str] = field(default_factory=set[str])
 
     def engine_for(self, root: Path | None = None) -> SafetyPolicy:
         if self.engine is None:
@@ -115,6 +138,29 @@ class CommandPolicy:
         return await self._settle(
             evaluation, subject, engine.root, tool, question, None, quiet=True
         )
+
+    async def permit_project_code(self, tool: str = "run_tests") -> Decision:
+        """The one gate for the project's code the harness runs by itself — the tests
+        (`run_tests`, the done-check, `agentLsp.runTests`, run-on-save, `agent-lsp test`, an
+        improvement's dry run) and the linters (`tool="lint"`): the level and the rules
+        decide; without an OS sandbox the user is asked, once per gate (a task). The programs
+        then run through `ConfinedShell`, as every command does."""
+        if self.granted:
+            engine = self.engine_for()
+            return Decision(
+                decision="allowed",
+                level=engine.level,
+                rule="allowed earlier in this task",
+                answered_by="user",
+                answer=ALLOW_ONCE,
+                command=tool,
+                cwd=str(engine.root),
+                tool=tool,
+            )
+        decision = await self.check_tool(tool, read_only=False)
+        if decision.allowed and not self.engine_for().sandboxed:
+            self.granted.add("project code")
+        return decision
 
     async def check_tool(self, tool: str, read_only: bool) -> Decision:
         engine = self.engine_for()

@@ -37,9 +37,19 @@ FORBIDDEN = frozenset(
     {"mkfs", "mke2fs", "mkswap", "fdisk", "sfdisk", "cfdisk", "parted", "wipefs", "sgdisk"}
     | {"cryptsetup", "blkdiscard", "hdparm"}
 )
-DESTRUCTIVE = frozenset(
-    {"shutdown", "reboot", "halt", "poweroff", "init", "telinit", "kill", "killall", "pkill"}
+DESTRUCTIVE = frozenset({"kill", "killall", "pkill"})
+STOPS_MACHINE = frozenset({"shutdown", "reboot", "halt", "poweroff", "init", "telinit"})
+SYSTEMCTL_STOPS = frozenset(
+    {"poweroff", "reboot", "halt", "kexec", "soft-reboot", "emergency", "rescue", "suspend"}
+    | {"hibernate", "hybrid-sleep", "suspend-then-hibernate", "isolate"}
 )
+# Database clients whose arguments can hold SQL (`psql -c`, `mysql -e`, a URL's query ...):
+# dropping a whole database is on the forbidden list, however it is spelled.
+SQL_CLIENTS = frozenset(
+    {"psql", "mysql", "mariadb", "sqlcmd", "clickhouse-client", "cockroach", "mongosh", "mongo"}
+    | {"cqlsh", "sqlplus", "duckdb", "usql", "pgcli", "mycli", "litecli"}
+)
+_DROP_DB = re.compile(r"\bdrop\s+(database|schema)\b|\bdropDatabase\s*\(", re.IGNORECASE)
 PAGERS = frozenset(
     {"less", "more", "most", "pg", "man", "view", "vi", "vim", "nvim", "nano", "emacs", "ed"}
 )
@@ -62,6 +72,15 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(CODE_FLAGS, interpreter),
     **dict.fromkeys(PACKAGES, package),
 }
+
+
+def drops_database(name: str, args: Args) -> bool:
+    """`dropdb`, `mysqladmin drop`, or a SQL client given `DROP DATABASE` in an argument."""
+    if name == "dropdb":
+        return True
+    if name == "mysqladmin":
+        return any(w.value.lower() in ("drop", "drop-database") for w in args)
+    return name in SQL_CLIENTS and any(_DROP_DB.search(w.value) for w in args)
 
 
 def env_printer(b: Builder, name: str, args: Args) -> None:
@@ -114,8 +133,14 @@ def dispatch(b: Builder, prog: str, args: Args) -> None:
     if found is not None and b.inside(found):
         b.add(Risk.EXEC, f"{name} is a program inside the workspace ({found})", b.offset)
     handler = HANDLERS.get(name)
+    if drops_database(name, args):
+        b.add(Risk.FORBIDDEN, f"{name} drops a database")
     if name.startswith("mkfs") or name in FORBIDDEN:
         b.add(Risk.FORBIDDEN, f"{name} formats or wipes disks")
+    elif name in STOPS_MACHINE or (
+        name == "systemctl" and any(w.value in SYSTEMCTL_STOPS for w in args)
+    ):
+        b.add(Risk.FORBIDDEN, f"{name} stops or restarts the machine")
     elif name == "python":
         python(b, name, args)
     elif name in ("pytest", "py.test"):
@@ -127,7 +152,7 @@ def dispatch(b: Builder, prog: str, args: Args) -> None:
     elif name in UNDECIDABLE:
         b.add(Risk.UNDECIDABLE, f"{name} changes the shell in ways not followed here")
     elif name in DESTRUCTIVE:
-        b.add(Risk.DESTRUCTIVE, f"{name} stops processes or the machine")
+        b.add(Risk.DESTRUCTIVE, f"{name} stops processes")
     else:
         why = "a pager or editor: runs commands typed at it" if name in PAGERS else "runs it"
         b.add(Risk.EXEC, f"{name}: {why}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_lsp.messages import ToolResult
+from agent_lsp.safety.confined import tree_note
 from agent_lsp.tools.readiness import Readiness
 from agent_lsp.tools.readiness_run import ReadyOutcome
 
@@ -47,6 +48,8 @@ def readiness_result(
     }
     how = " (process group killed)" if outcome.killed else " (process group stopped)"
     head = f"started as a readiness check; stopped after {outcome.stopped_after:.1f} s{how}."
+    if note := tree_note(raw):  # no sandbox: what it detached (setsid …&) was ended too, or not
+        head += f" {note}"
     after = f"after {outcome.ready_after:.1f} s"
     about = f" [{readiness.reason}]"
     output = _tail(outcome)

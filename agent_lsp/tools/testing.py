@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
+from agent_lsp.loop.verify import BadTargetError, NotPermittedError, Verifier, format_report
 from agent_lsp.messages import ToolResult
 from agent_lsp.project.workspace import Workspace
 
@@ -13,8 +13,8 @@ class RunTestsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     targets: list[str] = Field(
         default_factory=list[str],
-        description="Test ids or paths to run (e.g. tests/test_x.py::test_y); empty = the "
-        "whole suite.",
+        description="Test ids or paths inside the project to run (e.g. "
+        "tests/test_x.py::test_y); never options; empty = the whole suite.",
     )
 
 
@@ -37,7 +37,7 @@ class RunTestsTool:
             return ToolResult.fail("no test runner found for this project")
         try:
             report = await self.verifier.run(self.workspace, args.targets)
-        except NotPermittedError as exc:
+        except (NotPermittedError, BadTargetError) as exc:
             return ToolResult.fail(str(exc))
         meta = {
             "passed": report.passed,

@@ -31,6 +31,9 @@ SECRETS = [
     ("cat sshdir/id_rsa", SECRET_OUT),  # through a symlinked folder
     ("cat homelink/.aws/credentials", SECRET_OUT),
     ("cat .env", SECRET_IN),
+    ("cat .ENV", SECRET_IN),  # the same file where the file system folds case
+    ("cat .Env.Local", SECRET_IN),
+    ("cat config/SERVER.PEM", SECRET_IN),
     ("cat ./.env.local", SECRET_IN),
     ("grep -r API_KEY .", TREE),
     ("grep API_KEY .env", SECRET_IN),
@@ -253,6 +256,20 @@ FORBIDDEN = [
     ("ln -sf ./evil ~/.bashrc", FORBID),
     ("mv . ../trash", FORBID),
     ("mv .git /tmp/g", FORBID),
+    ("rm -rf //", FORBID),  # `//` is `/` on POSIX, not a network path
+    ("rm -rf //.", FORBID),
+    ("psql -c 'DROP DATABASE prod'", FORBID),
+    ('mysql -e "drop database prod"', FORBID),
+    ("mariadb --execute='Drop Schema prod'", FORBID),
+    ("dropdb prod", FORBID),
+    ("mysqladmin -f drop prod", FORBID),
+    ("shutdown -h now", FORBID),
+    ("reboot", FORBID),
+    ("halt", FORBID),
+    ("poweroff", FORBID),
+    ("init 0", FORBID),
+    ("telinit 6", FORBID),
+    ("systemctl reboot", FORBID),
 ]
 
 PROTECTED = [
