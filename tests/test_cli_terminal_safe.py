@@ -81,7 +81,10 @@ def test_a_models_summary_and_a_tests_output_are_printed_escaped(
     assert tested.returncode != 0
     assert_safe(tested)
 
+    plain = project.parent / "plain"  # no suite: the model's answer ends the task
+    plain.mkdir()
+    (plain / "README.md").write_text("nothing to test\n")
     fake_openai.script(Reply(f"Done.{CLIP} Nothing to see{ERASE}"))
-    ran = run("run", "say hi", "--max-steps", "2", "--root", str(project), env=server_env)
+    ran = run("run", "say hi", "--max-steps", "2", "--root", str(plain), env=server_env)
     out = assert_safe(ran)
-    assert "Done.\\u001b]52;c;" in out
+    assert "Done.\\u001b]52;c;" in out, out
