@@ -120,7 +120,8 @@ class TerminalChannel:
         if not sys.stdin.isatty():
             self._print("  no terminal to answer on: no answer")
             return None
-        prompt = f"  [{_choices(options)}] " if options else "  your answer: "
+        # shown here too: input() may write the prompt to the terminal itself, past the filter
+        prompt = shown(f"  [{_choices(options)}] ") if options else "  your answer: "
         while True:
             try:
                 answer = await self._line(prompt)
