@@ -186,3 +186,24 @@ async def test_the_editor_is_asked_with_the_whole_instruction_and_never_about_a_
         "(0 of 1 steps done)."
     ]
     assert fake_openai.requests == []
+
+
+async def test_the_editor_never_offers_a_task_the_repository_ships(
+    tmp_path: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    """A shipped checkpoint of a task 'cut short' (its instruction the repository's): no
+    "was interrupted … Resume it?" — the user is told it was ignored."""
+    root = tmp_path / "lists"
+    root.mkdir()
+    (root / "notes.txt").write_text("todo\n")
+    progress = root / ".agent-lsp" / "checkpoints" / "t1" / "progress.json"
+    progress.parent.mkdir(parents=True)
+    shipped = checkpoint([]) | {"status": "running", "step": 3}
+    shipped["task"] = {"kind": "task", "instruction": LONG}
+    progress.write_text(json.dumps(shipped))
+    async with editor_session("vscode", root, server_env) as client:
+        client.answer_question = lambda _params: "Resume"
+        await client.wait_for_message("checkpoints/t1/progress.json: ignored: not signed")
+        asked = [q.message for q in client.questions]
+    assert asked == []
+    assert fake_openai.requests == []
