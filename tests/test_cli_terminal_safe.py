@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 from agent_lsp.cli.output import shown
@@ -39,6 +40,18 @@ def test_shown_escapes_controls_and_keeps_newlines_and_tabs() -> None:
         "\\u202ee\\u2028"
     )
     assert shown(shown(CLIP)) == shown(CLIP)
+    assert shown("naïve 日本語 ok") == "naïve 日本語 ok"
+
+
+def test_shown_escapes_every_control_and_format_character_of_this_python() -> None:
+    """The table in `output` against `unicodedata`: nothing of those categories gets through,
+    nothing printable is escaped (an unassigned code point may be: a newer Unicode's)."""
+    escaped = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+    for point in range(sys.maxunicode + 1):
+        ch = chr(point)
+        category = unicodedata.category(ch)
+        must = category in escaped and ch not in "\n\t"
+        assert (shown(ch) != ch) == must or (category == "Cn" and shown(ch) != ch), hex(point)
 
 
 def test_a_shipped_log_and_memory_note_are_printed_escaped(

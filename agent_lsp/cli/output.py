@@ -14,26 +14,31 @@ import contextlib
 import io
 import re
 import sys
-import unicodedata
 from collections.abc import Generator
 from typing import TextIO, cast
 
 __all__ = ["SafeStream", "control", "safe_streams", "shown"]
 
-_KEEP = frozenset("\n\t")
-_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Every control (Cc, but newline and tab), format (Cf: soft hyphen, bidi controls, zero-width
+# characters, tags), surrogate (Cs) and line or paragraph separator (Zl, Zp) character, as
+# Unicode 14 (Python 3.11's `unicodedata`) has them; tests/test_cli_terminal_safe.py checks the
+# table against the running Python's `unicodedata`.
+_ESCAPED = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891"
+    "\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff"
+    "\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def shown(text: str) -> str:
     """`text` with control, format (bidi, zero-width) and line-separator characters written as
     `\\uXXXX`; newlines and tabs kept. Escaping twice changes nothing more."""
-    if text.isascii():  # the common case, a test's whole output: one pass of a regex
-        return _ASCII_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return "".join(
-        f"\\u{ord(ch):04x}" if ch not in _KEEP and unicodedata.category(ch) in _ESCAPED else ch
-        for ch in text
-    )
+    return _ESCAPED.sub(_escape, text)
 
 
 class SafeStream(io.TextIOBase):
