@@ -14,9 +14,11 @@ the key of the record's kind and body, so a record of one kind cannot pass for a
 user's (no signature, a wrong one, no usable key). A caller ignores such a record and says so.
 
 A key that cannot be read or made (a read-only home), or one that is not a private regular file
-of this user (a link, another owner, readable by others, not 32 bytes), is not used: there is
-then no key, records are written unsigned and never read back (the symbol index is neither
-loaded nor saved). Deleting the key forgets every record: they are all refused from then on.
+of this user (a link, another owner, readable by others, not 32 bytes), is not used: records
+are then signed with a key of this process only — read back while it runs (a team's undo
+record, a server's own checkpoints), refused by any later one — and the symbol index is
+neither loaded nor saved. Deleting the key forgets every record: they are all refused from
+then on.
 
 This module imports nothing of agent_lsp (a shared root module)."""
 
@@ -34,8 +36,8 @@ __all__ = ["Unsigned", "key_path", "mac", "same", "seal", "unseal", "user_folder
 KEY_BYTES = 32
 MAC_BYTES = 32  # HMAC-SHA256
 KEY_NAME = "cache.key"
-_HEAD = b"agent-lsp-signed "  # + hex signature (or "none": written without a key) + "\n"
-_NONE = b"none"
+_HEAD = b"agent-lsp-signed "  # + hex signature + "\n"
+_PROCESS_KEY = os.urandom(KEY_BYTES)  # when there is no usable user key: this process's records
 
 
 class Unsigned(ValueError):
@@ -68,10 +70,9 @@ def _signature(key: bytes, kind: str, body: bytes) -> bytes:
 
 def seal(kind: str, body: bytes, key: bytes | None = None) -> bytes:
     """`body` with the signature line of a record of `kind` in front (`key`: default this
-    user's; without one the line says so, and the record will not be read back)."""
-    key = user_key() if key is None else key
-    signature = _NONE if key is None else _signature(key, kind, body)
-    return _HEAD + signature + b"\n" + body
+    user's, else this process's)."""
+    key = (user_key() or _PROCESS_KEY) if key is None else key
+    return _HEAD + _signature(key, kind, body) + b"\n" + body
 
 
 def unseal(kind: str, data: bytes, key: bytes | None = None) -> bytes:
@@ -80,11 +81,12 @@ def unseal(kind: str, data: bytes, key: bytes | None = None) -> bytes:
         raise Unsigned("not signed by agent-lsp for this user (a file the project brought?)")
     line, _, body = data.partition(b"\n")
     found = line[len(_HEAD) :]
-    if found == _NONE:
-        raise Unsigned("written without a user key: cannot be verified")
-    key = user_key() if key is None else key
     if key is None:
-        raise Unsigned(f"no usable user key ({key_path()}): cannot be verified")
+        key = user_key()
+        if key is None:
+            if same(_signature(_PROCESS_KEY, kind, body), found):
+                return body
+            raise Unsigned(f"no usable user key ({key_path()}) to verify it with")
     if not same(_signature(key, kind, body), found):
         raise Unsigned("its signature is not this user's (a file the project brought?)")
     return body
