@@ -578,9 +578,10 @@ class Session:
         """This session's JSON-lines log (created on first use)."""
         return self.memory.open_log()
 
-    def pending_resume(self) -> ResumeOffer | None:
-        """A task cut short by a crash or restart, not running anywhere: offer to resume it."""
-        return self.memory.offer()
+    def pending_resume(self, warnings: list[str] | None = None) -> ResumeOffer | None:
+        """A task cut short by a crash or restart, not running anywhere: offer to resume it
+        (checkpoints that are not this user's are said in `warnings`)."""
+        return self.memory.offer(warnings)
 
     def discard_resume(self) -> str | None:
         """Decline the offer: the interrupted task is no longer offered (its undo stays)."""

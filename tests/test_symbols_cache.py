@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_lsp import signing as cachekey
 from agent_lsp.config.schema import Settings
 from agent_lsp.memory.layout import AGENT_DIR
 from agent_lsp.session import Session
-from agent_lsp.symbols import FileSymbols, SymbolIndex, cachekey, extract
+from agent_lsp.symbols import FileSymbols, SymbolIndex, extract
 from agent_lsp.symbols import cache as persisted
 from agent_lsp.symbols.model import Engine, Language
 from agent_lsp.symbols.worker import ProcessExtractor

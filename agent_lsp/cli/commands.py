@@ -60,7 +60,10 @@ async def run(
     channel = TerminalChannel()
     task = Task(kind=TaskKind.TASK, instruction=instruction)
     if resume:
-        offer = session.pending_resume()
+        warnings: list[str] = []
+        offer = session.pending_resume(warnings)
+        for warning in warnings:  # a checkpoint the project brought: ignored, and said so
+            _err(f"agent-lsp: warning: {warning}")
         if offer is None:
             _err("agent-lsp: no interrupted task to resume")
             await session.aclose()

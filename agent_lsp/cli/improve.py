@@ -95,7 +95,10 @@ async def _review(
 
 
 def show_list(root: Path) -> int:
-    records = list_improvements(root)
+    warnings: list[str] = []
+    records = list_improvements(root, warnings)
+    for warning in warnings:
+        _err(f"agent-lsp: warning: {warning}")
     if not records:
         print('no improvements yet (agent-lsp improve "…")')
     for r in records:
@@ -106,11 +109,16 @@ def show_list(root: Path) -> int:
 
 
 def revert(root: Path, ident: str) -> int:
+    warnings: list[str] = []
     try:
-        record = revert_improvement(root, ident)
+        record = revert_improvement(root, ident, warnings)
     except ImprovementError as exc:
+        for warning in warnings:
+            _err(f"agent-lsp: warning: {warning}")
         _err(f"agent-lsp improve: {exc}")
         return EXIT_NOT_DONE
+    for warning in warnings:
+        _err(f"agent-lsp: warning: {warning}")
     files = ", ".join(c.path for c in record.files)
     print(f"reverted {record.id}: {record.patch.summary} ({files} as before)")
     return EXIT_OK

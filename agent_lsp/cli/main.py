@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 
 from agent_lsp import __version__
-from agent_lsp.cli import awake
+from agent_lsp.cli import awake, output
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 EXIT_SOFTWARE, EXIT_INTERRUPTED = 70, 130  # an internal error; Ctrl-C (128 + SIGINT)
@@ -212,11 +212,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The CLI; nothing it raises reaches the user as a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in args if not a.startswith("-")), "")
+    if command == "serve":  # stdout is the protocol's
+        return _guarded(args, command)
+    with output.safe_streams():  # every string printed is shown, never sent (`shown`)
+        return _guarded(args, command)
+
+
+def _guarded(args: list[str], command: str) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt:
         if sys.stderr.isatty():
-            sys.stderr.write("\r\x1b[K")
+            output.control(sys.stderr, "\r\x1b[K")
         hint = "; resume with: agent-lsp run --resume" if command in RESUMABLE else ""
         print(f"agent-lsp: interrupted{hint}", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED

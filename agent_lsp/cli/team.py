@@ -19,8 +19,13 @@ EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE, EXIT_UNVERIFIED = 0, 1, 2, 3
 
 
 def pending_team(root: Path) -> bool:
-    """A team task a crash cut short waits in this project (what `run --resume` continues)."""
-    return TeamStore(root).pending() is not None
+    """A team task a crash cut short waits in this project (what `run --resume` continues);
+    a checkpoint that is not this user's is ignored and said so."""
+    warnings: list[str] = []
+    found = TeamStore(root).pending(warnings) is not None
+    for warning in warnings:
+        print(f"agent-lsp: warning: {warning}", file=sys.stderr, flush=True)
+    return found
 
 
 def team_enabled(root: Path) -> bool:

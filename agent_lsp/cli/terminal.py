@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import sys
 import threading
 import time
@@ -14,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from agent_lsp.cli.output import control, shown
 from agent_lsp.fileio import atomic_write
 from agent_lsp.messages import AgentEvent, EventKind
 from agent_lsp.safety.policy import visible
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _MARK = {
     EventKind.STARTED: "▶",
     EventKind.THINKING: "…",
@@ -121,7 +120,8 @@ class TerminalChannel:
         if not sys.stdin.isatty():
             self._print("  no terminal to answer on: no answer")
             return None
-        prompt = f"  [{_choices(options)}] " if options else "  your answer: "
+        # shown here too: input() may write the prompt to the terminal itself, past the filter
+        prompt = shown(f"  [{_choices(options)}] ") if options else "  your answer: "
         while True:
             try:
                 answer = await self._line(prompt)
@@ -168,8 +168,7 @@ class TerminalChannel:
             if tty:
                 frame += 1
                 spin = _SPIN[frame % len(_SPIN)]
-                self.out.write(f"\r  {spin} {what} {elapsed:.0f} s\x1b[K")
-                self.out.flush()
+                control(self.out, f"\r  {spin} {what} {elapsed:.0f} s\x1b[K")
                 self._shown = True
             elif elapsed >= next_line:
                 print(f"  … {what} {elapsed:.0f} s", file=self.out, flush=True)
@@ -180,8 +179,7 @@ class TerminalChannel:
             self._ticker.cancel()
             self._ticker = None
         if self._shown:
-            self.out.write("\r\x1b[K")
-            self.out.flush()
+            control(self.out, "\r\x1b[K")
             self._shown = False
 
     def _tty(self) -> bool:
@@ -192,4 +190,4 @@ class TerminalChannel:
         """`text` with control characters but newlines and tabs escaped: what the model or a
         file wrote (a summary, a path, a command) never moves the cursor or clears a line."""
         self._stop()
-        print(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text), file=self.out, flush=True)
+        print(shown(text), file=self.out, flush=True)

@@ -162,7 +162,10 @@ class Improvements:
         return load_settings(session.root, self.state.options, editor_updates=self.state.updates)
 
     def listing(self, uri: str | None) -> dict[str, Any]:
-        records = list_improvements(self.state.session_for(uri).root)
+        warnings: list[str] = []  # log files that are not this user's: ignored, said
+        records = list_improvements(self.state.session_for(uri).root, warnings)
+        for warning in warnings:
+            self._tell(t.MessageType.Warning, warning)
         return {"improvements": [r.model_dump(mode="json") for r in records]}
 
     def revert(self, ident: str, uri: str | None) -> dict[str, Any]:

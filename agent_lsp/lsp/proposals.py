@@ -7,7 +7,10 @@ moved on since the proposal was made, then uses a versioned `workspace/applyEdit
 
 Review proposals outlive a restart: each is kept in `.agent-lsp/proposals/<id>.json` (with its
 `<id>.diff`) until applied or rejected, and offered again when the server starts, unless the file
-changed meanwhile (then it is dropped; its diff stays to read)."""
+changed meanwhile (then it is dropped; its diff stays to read). A record is signed with this
+user's key (`agent_lsp.signing`): one a repository ships is never offered as the agent's (it is
+ignored, and said so), and none is offered for a file outside the workspace or one the agent
+may not write (`.git`, `.agent-lsp/`, editor settings)."""
 
 from __future__ import annotations
 
@@ -24,10 +27,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
-from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.fileio import atomic_write, atomic_write_bytes, read_disk_text
 from agent_lsp.lsp.convert import resolved_path
 from agent_lsp.lsp.publisher import SOURCE, AgentDiagnostics
 from agent_lsp.lsp.textedit import lsp_lines, minimal_edit, minimal_edits
+from agent_lsp.safety.paths import PathGuard
+from agent_lsp.signing import Unsigned, seal, unseal
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -41,6 +46,7 @@ APPLY, SHOW, REJECT = (
     "agentLsp.rejectProposal",
 )
 PROPOSALS = Path(".agent-lsp/proposals")
+KIND = "proposal"  # the kind its records are signed as
 
 
 @dataclass
@@ -180,7 +186,8 @@ class ProposalStore:
             try:
                 atomic_write(self.diff_path(proposal), diff)
                 if record is not None:
-                    atomic_write(self.diff_path(proposal).with_suffix(".json"), record)
+                    signed = seal(KIND, record.encode("utf-8"))
+                    atomic_write_bytes(self.diff_path(proposal).with_suffix(".json"), signed)
             except OSError as exc:  # the proposal still works, until a restart
                 log.warning("could not save proposal %s: %s", proposal.id, exc)
 
@@ -191,9 +198,12 @@ class ProposalStore:
             records = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
         except OSError:
             return
+        guard = PathGuard(self.root)
         for record in records:
             try:
-                data = json.loads(record.read_text(encoding="utf-8"))
+                if record.is_symlink():
+                    raise OSError("a link")
+                data = json.loads(unseal(KIND, record.read_bytes()).decode("utf-8"))
                 path = Path(data["path"])
                 proposal = Proposal(
                     str(data["id"]),
@@ -204,8 +214,15 @@ class ProposalStore:
                     str(data["new_text"]),
                     str(data["label"]),
                 )
+            except Unsigned as exc:
+                self._warn(f"{PROPOSALS.as_posix()}/{record.name}: ignored: {exc}")
+                continue
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("ignoring unreadable proposal %s: %s", record.name, exc)
+                continue
+            where = guard.describe(path)
+            if not path.is_absolute() or not where.in_root or where.protected:
+                self._warn(f"{PROPOSALS.as_posix()}/{record.name}: ignored: not a file to change")
                 continue
             if not path.is_file() or self.stale(proposal) or path in self.by_path:
                 with contextlib.suppress(OSError):  # the text moved on: it cannot apply
@@ -213,6 +230,12 @@ class ProposalStore:
                 continue
             self.by_path[path] = proposal
             self._publish(proposal)
+
+    def _warn(self, message: str) -> None:
+        log.warning("%s", message)
+        self.server.window_show_message(
+            t.ShowMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {message}")
+        )
 
     def _publish(self, proposal: Proposal) -> None:
         edit = minimal_edit(proposal.base_text, proposal.new_text, len)

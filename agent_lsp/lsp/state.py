@@ -356,12 +356,14 @@ class AgentState:
         session = self.session
         if await offer_team_resume(self.server, self.tasks, session):
             return  # one offer at a time: the team task's first
-        offer = await asyncio.to_thread(session.pending_resume)
+        warnings: list[str] = []
+        offer = await asyncio.to_thread(session.pending_resume, warnings)
+        for warning in warnings:
+            self._tell(t.MessageType.Warning, warning)
         if offer is None:
             return
-        question = (
-            f"agent-lsp: the task “{offer.title}” was interrupted at step {offer.step}. Resume it?"
-        )
+        what = offer.task.instruction or offer.title  # whole: the question decides what runs
+        question = f"agent-lsp: the task “{what}” was interrupted at step {offer.step}. Resume it?"
         channel = LspEditorChannel(self.server, session.settings.edit_timeout, lambda _: None)
         answer = await channel.ask(question, ["Resume", "Discard"])
         if answer == "Resume":

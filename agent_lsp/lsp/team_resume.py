@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from lsprotocol import types as t
+
 from agent_lsp.lsp.channel import LspEditorChannel
 from agent_lsp.session import Session
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.team import TeamStore
-from agent_lsp.team.state import StepStatus, TeamState
+from agent_lsp.team.state import TeamState, resume_question
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -23,18 +25,19 @@ RESUME, DISCARD = "Resume", "Discard"
 
 
 def question(state: TeamState) -> str:
-    title = state.instruction if len(state.instruction) <= 80 else state.instruction[:77] + "..."
-    done = sum(s.status is StepStatus.DONE for s in state.steps)
-    return (
-        f"agent-lsp: Resume team task “{title}”? It stopped in {state.phase.value} "
-        f"({done} of {len(state.steps)} steps done)."
-    )
+    """The whole instruction (the channel shows it escaped): what Resume would run."""
+    return f"agent-lsp: {resume_question(state)}"
 
 
 async def offer_team_resume(server: LanguageServer, tasks: TaskManager, session: Session) -> bool:
     """Ask about the newest interrupted team task; False when there is none."""
     store = TeamStore(session.root)
-    state = await asyncio.to_thread(store.pending)
+    warnings: list[str] = []
+    state = await asyncio.to_thread(store.pending, warnings)
+    for warning in warnings:  # a checkpoint the project brought: ignored, and said so
+        server.window_show_message(
+            t.ShowMessageParams(type=t.MessageType.Warning, message=f"agent-lsp: {warning}")
+        )
     if state is None:
         return False
     channel = LspEditorChannel(server, session.settings.edit_timeout, lambda _: None)

@@ -2,7 +2,11 @@
 usage) after every step, so a task cut short by a crash or a restart can be resumed; and the
 files the agent changed, before and after each step, as content-addressed copies of their
 bytes (`objects/`), so a task can be undone step by step. Never the user's git index or branches.
-Everything here is read and written through the workspace's `ReadGuard`: never through a link."""
+Everything here is read and written through the workspace's `ReadGuard`: never through a link.
+
+A repository can ship this folder: each `progress.json` is signed with this user's key
+(`agent_lsp.signing`), and one that is not is ignored with a warning — never resumed, continued
+or undone; a snapshot is used only when its bytes still have the digest it is stored under."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from agent_lsp.fileio import open_append
 from agent_lsp.memory.logs import now_iso
 from agent_lsp.messages import ChatMessage, Usage
 from agent_lsp.safety.reads import ReadGuard
+from agent_lsp.signing import Unsigned, seal, unseal
 from agent_lsp.task import Task
 
 try:
@@ -29,6 +34,7 @@ except ImportError:  # Windows: no advisory locks; a checkpoint is never seen as
 Status = Literal["running", "interrupted", "finished", "discarded"]
 RESUMABLE = ("running", "interrupted")
 MAX_SNAPSHOT_BYTES = 5_000_000
+KIND = "checkpoint"  # the kind its progress files are signed as
 
 
 class FileChange(BaseModel):
@@ -121,18 +127,26 @@ class CheckpointStore:
 
     def save(self, cp: Checkpoint) -> None:
         cp.updated = now_iso()
-        self.reads.write(self._progress(cp.task_id), cp.model_dump_json())
+        body = cp.model_dump_json().encode("utf-8")
+        self.reads.write_bytes(self._progress(cp.task_id), seal(KIND, body))
 
     def load(self, task_id: str, warnings: list[str]) -> Checkpoint | None:
         path = self._progress(task_id)
         try:
-            return Checkpoint.model_validate_json(self.reads.read_bytes(path, ""))
+            cp = Checkpoint.model_validate_json(unseal(KIND, self.reads.read_bytes(path, "")))
         except FileNotFoundError:
+            return None
+        except Unsigned as exc:
+            warnings.append(f"checkpoints/{task_id}/progress.json: ignored: {exc}")
             return None
         except (OSError, ValidationError, ValueError) as exc:
             first = str(exc).splitlines()[0][:120]
             warnings.append(f"checkpoints/{task_id}/progress.json: unreadable ({first}); ignored")
             return None
+        if cp.task_id != task_id:
+            warnings.append(f"checkpoints/{task_id}/progress.json: of task {cp.task_id}; ignored")
+            return None
+        return cp
 
     def all(self, warnings: list[str]) -> list[Checkpoint]:
         """Every readable checkpoint, oldest first."""
@@ -197,11 +211,13 @@ class CheckpointStore:
         return digest
 
     def get(self, blob: str) -> bytes | None:
+        """The bytes kept under `blob`; None when missing or not what was kept."""
         path = self.objects / blob[:2] / blob[2:]
         try:
-            return self.reads.read_bytes(path, "")
-        except OSError:
+            data = self.reads.read_bytes(path, "")
+        except (OSError, ValueError):
             return None
+        return data if hashlib.sha256(data).hexdigest() == blob else None
 
 
 def record_change(

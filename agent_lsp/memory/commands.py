@@ -1,7 +1,10 @@
 """Commands `run_command` ran, per task, in `.agent-lsp/cache/commands.json` (bounded:
 the 200 most recent commands, each with the last few tasks that ran it). When one normalised
 command has run in 3 different tasks and no project tool covers it, the task's end suggests
-making it a project tool — once per command, never applied by itself."""
+making it a project tool — once per command, never applied by itself.
+
+The file is signed with this user's key (`agent_lsp.signing`): one a repository ships (say,
+to make a command look habitual) is ignored, said once, and the record starts afresh."""
 
 from __future__ import annotations
 
@@ -16,11 +19,13 @@ from typing import Any, cast
 from agent_lsp.memory.layout import Layout
 from agent_lsp.messages import ChatMessage
 from agent_lsp.safety.reads import Refused
+from agent_lsp.signing import Unsigned, seal, unseal
 
 __all__ = ["TASKS_FOR_SUGGESTION", "commands_ran", "normalise", "record_commands"]
 
 TASKS_FOR_SUGGESTION = 3
 MAX_COMMANDS = 200
+KIND = "commands"  # the kind the file is signed as
 MAX_CHARS = 300  # longer command lines are not kept (a script, not a habit)
 _PLAIN = re.compile(r"[^\"$`\\!\x00-\x1f\x7f]*")  # nothing a shell reads in "double quotes"
 
@@ -63,23 +68,28 @@ def _covered(command: str, tools: Iterable[Sequence[str]]) -> bool:
     return False
 
 
-def _load(layout: Layout, path: Path) -> dict[str, Any]:
-    with contextlib.suppress(OSError, ValueError, Refused):
-        data = json.loads(layout.reads.read_bytes(path, "").decode("utf-8"))
-        if isinstance(data, dict):
-            return cast("dict[str, Any]", data)
-    return {}
+def _load(layout: Layout, path: Path, said: list[str]) -> dict[str, Any]:
+    try:
+        data = json.loads(unseal(KIND, layout.reads.read_bytes(path, "")).decode("utf-8"))
+    except Unsigned as exc:
+        said.append(f"{layout.rel(path)}: ignored: {exc}; started afresh")
+        return {}
+    except (OSError, ValueError):
+        return {}
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else {}
 
 
 def record_commands(
     root: Path, task_id: str, commands: Sequence[str], tools: Iterable[Sequence[str]] = ()
 ) -> list[str]:
-    """Record this task's commands; the suggestions due now (each said once)."""
+    """Record this task's commands; the lines to say now: the suggestions due (each once),
+    after a warning when the file there was not this user's."""
     if not commands:
         return []
     layout = Layout(root)
     path = layout.base / "cache" / "commands.json"
-    data = _load(layout, path)
+    warned: list[str] = []
+    data = _load(layout, path, warned)
     recorded, said = data.get("commands"), data.get("suggested")
     seen: dict[str, list[str]] = {
         str(k): [str(t) for t in cast("list[Any]", v)][-TASKS_FOR_SUGGESTION:]
@@ -103,8 +113,8 @@ def record_commands(
     body = {"version": 1, "commands": seen, "suggested": sorted(suggested)[-MAX_COMMANDS:]}
     with contextlib.suppress(OSError, Refused):
         layout.reads.mkdir(path.parent)
-        layout.reads.write(path, json.dumps(body, indent=1) + "\n")
-    return [_suggestion(c) for c in due]
+        layout.reads.write_bytes(path, seal(KIND, (json.dumps(body, indent=1) + "\n").encode()))
+    return warned + [_suggestion(c) for c in due]
 
 
 def _suggestion(command: str) -> str:

@@ -1,7 +1,9 @@
 """`memory/index.sqlite`: an FTS5 index of the experience files (path, project, tags, files,
 symbols, title, text). The files are the truth: the index follows them (by mtime and size) and is
-rebuilt from scratch when it is missing or corrupted. The experience files are read through the
-`ReadGuard`; the database (and its journal files) is never opened through a link."""
+rebuilt from scratch when it is missing or corrupted. It is kept in this user's folder, outside
+the project (`Layout.index`): a repository can ship experience files, never the index that
+says what they hold. The experience files are read through the `ReadGuard`; the database (and
+its journal files) is never opened through a link."""
 
 from __future__ import annotations
 
@@ -64,7 +66,10 @@ class MemoryIndex:
         self.reads = reads or ReadGuard(_workspace_of(folder))
 
     def connect(self, warnings: list[str]) -> sqlite3.Connection:
-        self.reads.mkdir(self.db.parent)
+        if self.db.parent.is_relative_to(self.reads.root):
+            self.reads.mkdir(self.db.parent)
+        else:  # this user's folder, outside every project
+            self.db.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for suffix in ("", "-wal", "-shm", "-journal"):
             linked = Path(f"{self.db}{suffix}")
             if linked.is_symlink():  # never written through: dropped, the index rebuilt

@@ -6,6 +6,8 @@ no link out of the workspace, no secret file, the path rules of the task's polic
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from agent_lsp.safety.reads import ReadGuard, Refused
+from agent_lsp.signing import user_folder
 
 AGENT_DIR = ".agent-lsp"
 # Local, per-machine parts stay out of git; state/project/ and memory/*.md may be shared.
@@ -80,7 +83,12 @@ class Layout:
 
     @property
     def index(self) -> Path:
-        return self.memory / "index.sqlite"
+        """The experiences' search index: derived from the files, and kept outside the project
+        in this user's folder (`agent_lsp.signing.user_folder`), one per workspace, so an index
+        a repository ships (`memory/index.sqlite`) is never opened."""
+        real = os.path.realpath(self.root)
+        key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        return user_folder() / "memory" / key / "index.sqlite"
 
     @property
     def config(self) -> Path:

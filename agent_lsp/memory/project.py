@@ -250,8 +250,10 @@ class ProjectMemory:
     def pending(self, warnings: list[str] | None = None) -> Checkpoint | None:
         return self.checkpoints.pending(warnings if warnings is not None else [])
 
-    def offer(self) -> ResumeOffer | None:
-        cp = self.pending()
+    def offer(self, warnings: list[str] | None = None) -> ResumeOffer | None:
+        """The task to offer to resume; checkpoints that cannot be used are said in
+        `warnings` (one a repository shipped: not signed by this user)."""
+        cp = self.pending(warnings)
         if cp is None:
             return None
         return ResumeOffer(
@@ -321,15 +323,17 @@ class ProjectMemory:
         task_id: str | None = None,
         force: bool = False,
     ) -> UndoReport:
-        warnings: list[str] = []
+        warnings: list[str] = []  # checkpoints that are not this user's: said, never undone
         if task_id:
             cp = self.checkpoints.load(task_id, warnings)
             if cp is None:
-                raise AgentLspError(f"no checkpoint for task {task_id}")
+                raise AgentLspError("; ".join([f"no checkpoint for task {task_id}", *warnings]))
         else:
             cps = [c for c in self.checkpoints.all(warnings) if any(not s.undone for s in c.steps)]
             if not cps:
-                raise AgentLspError("nothing to undo: no task with file changes left")
+                raise AgentLspError(
+                    "; ".join(["nothing to undo: no task with file changes left", *warnings])
+                )
             cp = cps[-1]
         if self.checkpoints.is_running(cp.task_id):
             raise AgentLspError(f"task {cp.task_id} is still running; cancel it first")

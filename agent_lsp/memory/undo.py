@@ -1,5 +1,10 @@
 """Undo a task step by step from its file snapshots (the files' bytes, put back exactly), through
-the editor when a file is open."""
+the editor when a file is open.
+
+An undo writes (and deletes) only what the agent's file tools could have written: a file inside
+the workspace, never `.git`, `.agent-lsp/` or the editor settings (`Workspace.check_writable`,
+the file tools' own guard) — checked for every file before anything changes, even for a
+checkpoint this user's agent-lsp signed."""
 
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ async def undo_steps(
                 raise AgentLspError(f"the snapshot of {change.path} is missing; cannot undo")
             if change.path not in state:
                 try:
+                    workspace.check_writable(workspace.resolve(change.path))
                     state[change.path] = _current(workspace, change.path)
                 except WorkspaceError as exc:
                     raise AgentLspError(f"cannot undo {change.path}: {exc}") from exc
@@ -69,6 +75,7 @@ async def undo_steps(
         for change in reversed(record.files):
             path = workspace.resolve(change.path)
             if change.before is None:
+                workspace.check_writable(path)
                 await asyncio.to_thread(remove_file, path)
                 report.deleted.append(change.path)
             else:

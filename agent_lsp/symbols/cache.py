@@ -2,8 +2,8 @@
 unchanged tree parses nothing.
 
 One file: a magic line, an HMAC-SHA256 of the rest under this user's secret key
-(`cachekey`: kept outside every project, so a repository cannot ship a cache that passes), and
-the `marshal`led entries (plain tuples,
+(`agent_lsp.signing`: kept outside every project, so a repository cannot ship a cache that
+passes), and the `marshal`led entries (plain tuples,
 dicts, strings and bytes: `marshal` loads them several times faster than `pickle` or JSON, and
 unlike `pickle` it runs no code). Each entry is a file's stamp when it was parsed (mtime_ns,
 ctime_ns, size), the digest of the bytes parsed, and its definitions and identifier counts,
@@ -38,7 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import cast
 
-from agent_lsp.symbols import cachekey
+from agent_lsp import signing
 from agent_lsp.symbols.disk import digest
 from agent_lsp.symbols.extract import describe_engines
 from agent_lsp.symbols.model import SUFFIXES, Engine, FileSymbols, Language
@@ -146,7 +146,7 @@ def load_index(
 ) -> tuple[Entries, bytes]:
     """The stored entries and their name table (packed: `unpack_names`), or none when the file
     is missing, damaged, not authenticated by `secret` (default: this user's,
-    `cachekey.user_key`) or from other code, or not a regular file reached without links (from
+    `signing.user_key`) or from other code, or not a regular file reached without links (from
     `root`, when given): a checked-out tree could hold a FIFO or a link to a device there.
     Definitions and identifier counts stay packed (`packed.Definitions`, `packed.Counts`)
     until read, and so does the name table (unpacking it alone costs about as much as the
@@ -158,12 +158,12 @@ def load_index(
     except OSError:
         return {}, b""
     head = len(MAGIC)
-    tag = data[head : head + cachekey.MAC_BYTES]
-    body = data[head + cachekey.MAC_BYTES :]
-    if data[:head] != MAGIC or len(tag) != cachekey.MAC_BYTES:
+    tag = data[head : head + signing.MAC_BYTES]
+    body = data[head + signing.MAC_BYTES :]
+    if data[:head] != MAGIC or len(tag) != signing.MAC_BYTES:
         return {}, b""
-    secret = cachekey.user_key() if secret is None else secret
-    if secret is None or not cachekey.same(cachekey.mac(secret, body), tag):
+    secret = signing.user_key() if secret is None else secret
+    if secret is None or not signing.same(signing.mac(secret, body), tag):
         return {}, b""
     try:
         stored = marshal.loads(body)
@@ -225,7 +225,7 @@ def save(
     authenticated by `secret` (default: this user's), atomically (a temp file renamed over the
     old one); False when it could not be written (no key, a read-only tree, a link on the way
     out of the project)."""
-    secret = cachekey.user_key() if secret is None else secret
+    secret = signing.user_key() if secret is None else secret
     if secret is None:
         return False
     racy_after = time.time_ns() - RACY_NS
@@ -264,7 +264,7 @@ def save(
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         descriptor = os.open(temp, flags, 0o600)
         with os.fdopen(descriptor, "wb") as out:
-            out.write(MAGIC + cachekey.mac(secret, body) + body)
+            out.write(MAGIC + signing.mac(secret, body) + body)
         temp.replace(path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -106,7 +106,10 @@ class Orchestrator:
         for step in state.steps:
             if step.status is StepStatus.RUNNING:  # cut off mid-step: it runs again
                 step.status = StepStatus.PENDING
-        await self._say(f"team: resuming {state.task_id} in {state.phase.value}")
+        # the whole instruction: what runs now (shown escaped by the channel)
+        await self._say(
+            f"team: resuming {state.task_id} in {state.phase.value}: “{state.instruction}”"
+        )
         return await self._drive(state)
 
     async def _say(self, message: str) -> None:

@@ -4,6 +4,9 @@ INIT → PLANNING → EXECUTING → VERIFYING → REVIEWING → DONE / FAILED (P
 diagnosis: the commander's record asked for no change). Every transition (and
 every step that starts or ends) is written to `.agent-lsp/state/team/<task>.json` with an
 atomic write, so a killed server or CLI resumes in the phase and step it stopped at.
+
+The file is signed with this user's key (`agent_lsp.signing`): a team checkpoint a repository
+ships is never offered, resumed or undone — it is ignored, and said so.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_lsp.errors import AgentLspError
-from agent_lsp.fileio import atomic_write, ensure_dir
+from agent_lsp.fileio import atomic_write_bytes, ensure_dir
+from agent_lsp.signing import Unsigned, seal, unseal
 from agent_lsp.team.record import TaskRecord
 
 TEAM_DIR = Path(".agent-lsp") / "state" / "team"
+KIND = "team"  # the kind its checkpoints are signed as
 
 
 class Phase(StrEnum):
@@ -117,6 +122,16 @@ class TeamState(BaseModel):
         raise KeyError(step_id)
 
 
+def resume_question(state: TeamState) -> str:
+    """The question that decides whether `state` runs again: its whole instruction (what would
+    run), never a cut one."""
+    done = sum(s.status is StepStatus.DONE for s in state.steps)
+    return (
+        f"Resume team task “{state.instruction}”? It stopped in {state.phase.value} "
+        f"({done} of {len(state.steps)} steps done)."
+    )
+
+
 class TeamStore:
     """The checkpoint files of a project's team tasks."""
 
@@ -135,25 +150,39 @@ class TeamStore:
 
     def save(self, state: TeamState) -> None:
         ensure_dir(self.folder, within=self.root)
-        atomic_write(self.path(state.task_id), state.model_dump_json(indent=1), within=self.root)
+        body = state.model_dump_json(indent=1).encode("utf-8")
+        atomic_write_bytes(self.path(state.task_id), seal(KIND, body), within=self.root)
 
     def load(self, task_id: str) -> TeamState:
+        """The checkpoint of `task_id`; `AgentLspError` when missing, unreadable or not this
+        user's (unsigned: a file the project brought)."""
         path = self.path(task_id)
         try:
-            return TeamState.model_validate(json.loads(path.read_text(encoding="utf-8")))
+            if path.is_symlink():
+                raise OSError("a link")
+            body = unseal(KIND, path.read_bytes())
+            state = TeamState.model_validate(json.loads(body.decode("utf-8")))
         except FileNotFoundError:
             raise AgentLspError(f"no team task {task_id}") from None
+        except Unsigned as exc:
+            raise AgentLspError(f"{TEAM_DIR.as_posix()}/{path.name}: ignored: {exc}") from None
         except (OSError, ValueError, ValidationError) as exc:
             raise AgentLspError(f"the team checkpoint {path.name} is unreadable: {exc}") from None
+        if state.task_id != task_id:
+            raise AgentLspError(f"the team checkpoint {path.name} names task {state.task_id}")
+        return state
 
-    def pending(self) -> TeamState | None:
-        """The newest team task that did not reach DONE or FAILED (a crash cut it short)."""
+    def pending(self, warnings: list[str] | None = None) -> TeamState | None:
+        """The newest team task that did not reach DONE or FAILED (a crash cut it short);
+        checkpoints that cannot be used (not this user's, unreadable) are said in `warnings`."""
         if not self.folder.is_dir():
             return None
         for path in sorted(self.folder.glob("*.json"), reverse=True):
             try:
                 state = self.load(path.stem)
-            except AgentLspError:
+            except AgentLspError as exc:
+                if warnings is not None:
+                    warnings.append(str(exc))
                 continue
             if state.phase not in FINAL:
                 return state

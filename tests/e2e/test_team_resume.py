@@ -6,7 +6,6 @@ scripted per role and step."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from agent_lsp.team import Phase, TeamStore
 from agent_lsp.team.state import Step, StepStatus
 from tests.e2e.editor_client import editor_session
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.records import read_signed
 from tests.team.conftest import (
     COMMANDER,
     PLANNER,
@@ -62,7 +62,7 @@ def count(fake: FakeOpenAIServer, marker: str) -> int:
 
 def saved(root: Path) -> dict[str, Any]:
     (path,) = (root / ".agent-lsp" / "state" / "team").glob("*.json")
-    return json.loads(path.read_text())
+    return read_signed(path, "team")
 
 
 async def test_a_cancelled_team_task_is_offered_when_the_server_starts_and_resumed(

@@ -4,7 +4,6 @@ after, and a revert restores one change only while its after-state is still ther
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from agent_lsp.improve import (
     list_improvements,
     revert_improvement,
 )
+from tests.records import read_signed
 
 CONFIG = """\
 # our own comment, kept byte for byte when nothing is applied
@@ -120,8 +120,8 @@ async def test_an_applied_change_is_in_the_file_and_logged(
     config = configured / ".agent-lsp" / "config.toml"
     assert config.read_text() == CONFIG.replace("task = 0.7", "task = 0.5")  # comments kept
     assert settings_of(configured, user_config).compaction.task == 0.5
-    logged = json.loads(
-        (configured / ".agent-lsp" / "improvements" / f"{record.id}.json").read_text()
+    logged = read_signed(
+        configured / ".agent-lsp" / "improvements" / f"{record.id}.json", "improvement"
     )
     assert logged["request"] == "the user's request"
     assert logged["files"] == [

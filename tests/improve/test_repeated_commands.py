@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agent_lsp.memory.commands import MAX_COMMANDS, normalise, record_commands
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.records import read_signed
 from tests.test_cli import agent_lsp
 
 SUGGESTION = (
@@ -35,7 +36,7 @@ def test_a_command_run_in_three_tasks_is_suggested_once_as_a_project_tool(
     assert [SUGGESTION in out for out in outputs] == [False, False, True]
     assert outputs[2].index(SUGGESTION) < outputs[2].index("■ ")  # before the outcome line
     assert not (root / ".agent-lsp" / "tools.toml").exists()  # never applied
-    record = json.loads((root / ".agent-lsp" / "cache" / "commands.json").read_text())
+    record = read_signed(root / ".agent-lsp" / "cache" / "commands.json", "commands")
     assert list(record["commands"]) == ["echo ready"]
     assert len(record["commands"]["echo ready"]) == 3 and record["suggested"] == ["echo ready"]
     # once: a fourth task says nothing more
@@ -54,5 +55,21 @@ def test_a_project_tool_covers_its_command_and_the_record_is_bounded(tmp_path: P
     assert len(record_commands(tmp_path, "c", ["make"])) == 1
     record_commands(tmp_path, "t", [f"cmd{n}" for n in range(MAX_COMMANDS + 20)])
     path = tmp_path / ".agent-lsp" / "cache" / "commands.json"
-    kept = json.loads(path.read_text())["commands"]
+    kept = read_signed(path, "commands")["commands"]
     assert len(kept) == MAX_COMMANDS and "cmd0" not in kept and f"cmd{MAX_COMMANDS + 19}" in kept
+
+
+def test_a_shipped_commands_record_is_ignored_and_said(tmp_path: Path) -> None:
+    """A repository ships a record where a command already ran in two tasks: the user's first
+    run of it suggests nothing; the file is said to be ignored, then kept signed."""
+    path = tmp_path / ".agent-lsp" / "cache" / "commands.json"
+    path.parent.mkdir(parents=True)
+    planted = {"version": 1, "commands": {"make deploy": ["x", "y"]}, "suggested": []}
+    path.write_text(json.dumps(planted))
+    said = record_commands(tmp_path, "mine", ["make deploy"])
+    assert said == [
+        ".agent-lsp/cache/commands.json: ignored: not signed by agent-lsp for this user "
+        "(a file the project brought?); started afresh"
+    ]
+    assert read_signed(path, "commands")["commands"] == {"make deploy": ["mine"]}
+    assert record_commands(tmp_path, "mine-2", ["make deploy"]) == []

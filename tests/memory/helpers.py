@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from agent_lsp.memory.layout import Layout
 from tests.fakes.openai_server import Reply, ToolCall
 from tests.scripts import fix_average_script
 
@@ -36,7 +37,7 @@ def experience_files(project: Path) -> list[Path]:
 
 
 def index_rows(project: Path) -> list[tuple[str, str, str]]:
-    conn = sqlite3.connect(project / ".agent-lsp" / "memory" / "index.sqlite")
+    conn = sqlite3.connect(Layout(project).index)
     try:
         return conn.execute("SELECT path, files, symbols FROM experience").fetchall()
     finally:

@@ -227,7 +227,9 @@ async def test_broken_state_files_are_warnings_not_crashes(
     (base / "state/project/naming.md").write_text("- snake_case (reason: PEP 8)\n")
     (base / "state/task/task.json").write_text("{not json")
     (base / "state/task/current-task.md").write_bytes(b"## goal\n\xff\xfe old goal\n")
-    (base / "memory/index.sqlite").write_bytes(b"this is not a database, just text" * 40)
+    index = Layout(plain).index  # the user's own index of this workspace, broken
+    index.parent.mkdir(parents=True, exist_ok=True)
+    index.write_bytes(b"this is not a database, just text" * 40)
     (base / "memory/2026-01-01--broken.md").write_bytes(b"\x00\x00\x00")
     (base / "memory/2026-01-02--greet-rule.md").write_text("greet must say hi\n")
     (base / "checkpoints/deadbeef/progress.json").write_text("{")
@@ -241,7 +243,7 @@ async def test_broken_state_files_are_warnings_not_crashes(
 
     warns = [e.message for e in channel.events if e.message.startswith("WARN")]
     expected = [
-        "checkpoints/deadbeef/progress.json: unreadable",
+        "checkpoints/deadbeef/progress.json: ignored: not signed by agent-lsp for this user",
         ".agent-lsp/state/task/task.json: not valid JSON",
         ".agent-lsp/state/task/current-task.md: not valid UTF-8",
         "memory/index.sqlite: unusable (file is not a database); rebuilt from the files",

@@ -33,6 +33,7 @@ from agent_lsp.team.verdict import may_test_write
 from agent_lsp.tools import RESERVED_NAMES, ProjectTool, ReadFileTool
 from agent_lsp.tools.project_spec import ProjectToolsError, parse_project_tools
 from tests.fakes.channel import RecordingChannel
+from tests.records import read_signed, write_signed
 
 CANARY = "CANARY_7f3a_outside_the_workspace"
 
@@ -56,10 +57,10 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def crafted_record(root: Path, body: object) -> Path:
+    """A record signed with the user's key (one that is not is ignored, see
+    tests/improve/test_repeated_commands.py): what it holds is still checked."""
     path = root / ".agent-lsp" / "cache" / "commands.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(body))
-    return path
+    return write_signed(path, "commands", json.dumps(body))
 
 
 def test_a_crafted_commands_record_of_the_wrong_shape_is_started_again(tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_a_crafted_commands_record_of_the_wrong_shape_is_started_again(tmp_path:
     for body in ({"commands": [], "suggested": 5}, {"commands": {"ls": "t1"}, "suggested": "x"}):
         path = crafted_record(root, body)
         assert record_commands(root, "t9", ["ls"]) == []
-        assert json.loads(path.read_text()) == {
+        assert read_signed(path, "commands") == {
             "version": 1,
             "commands": {"ls": ["t9"]},
             "suggested": [],
@@ -80,8 +81,8 @@ def test_a_crafted_commands_record_of_the_wrong_shape_is_started_again(tmp_path:
 def test_the_suggested_improve_command_runs_nothing_when_pasted_into_a_shell(
     tmp_path: Path,
 ) -> None:
-    """The record is the repository's: two earlier "tasks" make the model's one run of a
-    command a suggestion, whose shell line once held the command in double quotes."""
+    """Two earlier "tasks" in the record make the model's one run of a command a suggestion,
+    whose shell line once held the command in double quotes."""
     root = workspace(tmp_path)
     pwned = tmp_path / "PWNED"
     commands = [normalise(f'echo "$(touch {pwned})" `touch {pwned}`'), 'echo "a!!b\\" \'x']

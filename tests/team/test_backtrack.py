@@ -14,6 +14,7 @@ from agent_lsp.team import Orchestrator, Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.records import read_signed
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -45,7 +46,7 @@ def go_back(undo: list[str], *steps: dict[str, Any]) -> Reply:
 
 
 def saved(root: Path, task_id: str) -> dict[str, Any]:
-    return json.loads((root / f".agent-lsp/state/team/{task_id}.json").read_text())
+    return read_signed(root / f".agent-lsp/state/team/{task_id}.json", "team")
 
 
 def statuses(state: dict[str, Any]) -> list[tuple[str, str, bool]]:
@@ -196,8 +197,8 @@ async def test_past_three_undone_steps_the_user_is_asked_and_no_answer_stops(
     ]
     assert state["undone_steps"] == 3 and state["phase"] == "FAILED"
     # the team's undo record: the single agent's checkpoint format (`agent-lsp undo --task`)
-    record = json.loads(
-        (root / f".agent-lsp/checkpoints/team-{outcome.task_id}/progress.json").read_text()
+    record = read_signed(
+        root / f".agent-lsp/checkpoints/team-{outcome.task_id}/progress.json", "checkpoint"
     )
     assert [(r["step"], r["undone"]) for r in record["steps"]] == [
         (1, True),
@@ -223,7 +224,7 @@ async def test_a_task_cut_short_while_asking_resumes_and_undoes_further(
             await asyncio.sleep(0.05)
         job.cancel()
         await asyncio.gather(job, return_exceptions=True)
-        cut = json.loads(next((root / ".agent-lsp/state/team").glob("*.json")).read_text())
+        cut = read_signed(next((root / ".agent-lsp/state/team").glob("*.json")), "team")
         assert cut["phase"] == "PLANNING" and cut["backtrack"] and cut["undone_steps"] == 3
         channel.silent = False
         channel.answers.append(UNDO_FURTHER)

@@ -3,7 +3,6 @@ pytest; killed in EXECUTING, `run --resume` finishes the task from the step it s
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.records import read_signed
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -35,7 +35,7 @@ from tests.test_cli import agent_lsp
 def team_state(root: Path) -> dict[str, Any] | None:
     folder = root / ".agent-lsp" / "state" / "team"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
-    return json.loads(files[-1].read_text()) if files else None
+    return read_signed(files[-1], "team") if files else None
 
 
 def test_run_team_does_a_two_module_feature_and_exits_zero(

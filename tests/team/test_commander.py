@@ -4,13 +4,13 @@ diagnosis and writes nothing; a task resumed in PLANNING keeps its record."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from agent_lsp.messages import TaskStatus
 from agent_lsp.team import Phase, TeamStore
 from agent_lsp.team.record import TaskRecord, TaskType
 from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.records import read_signed
 from tests.team.conftest import COMMANDER, PLANNER, TASK, plan_reply, record_reply
 from tests.team.helpers import first_user, requests_of, run_team
 
@@ -46,7 +46,7 @@ async def test_the_record_is_built_from_the_task_readme_head_and_config_files(
         "write_file",
         "run_command",
     }
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["record"] == {
         "type": "bug_fix",
         "goal": "implement the two stubs",
@@ -102,7 +102,7 @@ async def test_a_diagnose_only_task_ends_with_the_diagnosis_and_changes_nothing(
     assert outcome.steps == [] and outcome.changed_files == []
     assert [first_user(r).splitlines()[0] for r in fake_openai.requests] == [COMMANDER] * 2
     assert disk(shapes) == before
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["history"] == ["INIT→PLANNING", "PLANNING→DONE"]
     assert saved["record"]["diagnosis"] == diagnosis
 

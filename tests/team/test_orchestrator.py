@@ -3,7 +3,6 @@ per role and step), real pytest on a two-module project, the real loop under eve
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from agent_lsp.team.orchestrator import TeamOptions
 from agent_lsp.team.state import Step, StepStatus
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, ToolCall
+from tests.records import read_signed
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -102,7 +102,7 @@ async def test_a_two_module_feature_over_two_workers(
     last_s1 = max(i for i, t in enumerate(order) if step_marker("s1") in t)
     assert first_s2 < last_s1
     # the checkpoint holds the whole story
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["phase"] == "DONE"
     assert saved["history"] == [
         "INIT→PLANNING",
@@ -175,7 +175,7 @@ async def test_a_finding_goes_to_the_planner_and_the_round_limit_ends_it(
     assert "r1: document square_area" in first_user(sent_back[0])
     assert len(requests_of(fake_openai, REVIEWER)) == 2
     assert (shapes / "area.py").read_text() == AREA
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert "REVIEWING→PLANNING" in saved["history"] and saved["open_findings"] == []
 
 
@@ -240,7 +240,7 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         replan[1]
     )
     assert "Steps that failed" not in first_user(replan[0])
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["history"][:4] == [
         "INIT→PLANNING",
         "PLANNING→EXECUTING",

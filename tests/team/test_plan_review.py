@@ -3,12 +3,12 @@ pending steps; the replaced ones never run."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from agent_lsp.team import Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.records import read_signed
 from tests.team.conftest import (
     AREA,
     COMMANDER,
@@ -65,5 +65,5 @@ async def test_after_five_steps_the_planner_revises_the_pending_steps(
     assert "The plan so far" not in first_user(planner[0])
     assert not requests_of(fake_openai, step_marker("s6"))
     assert not requests_of(fake_openai, step_marker("s7"))
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["plan_reviews"] == 1

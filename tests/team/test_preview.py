@@ -4,7 +4,6 @@ review mode (`applyMode: review`) the team's writes are proposals, as the single
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from lsprotocol import types as t
@@ -14,6 +13,7 @@ from agent_lsp.team.orchestrator import TeamOptions
 from tests.e2e.editor_client import editor_session
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.records import read_signed
 from tests.team.conftest import AREA, AREA_STUB, PERIMETER_STUB, TASK
 from tests.team.helpers import make_session, script_feature
 
@@ -44,7 +44,7 @@ async def test_verbose_progress_shows_each_writes_diff_and_the_state_keeps_it(
     previews = [e for e in channel.events if e.message.startswith("editor s1: area.py")]
     assert [e.message for e in previews] == ["editor s1: area.py +1 \u22121\n" + AREA_DIFF.rstrip()]
     assert previews[0].data["team_step"] == "editor s1" and previews[0].data["role"] == "editor"
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["steps"][0]["diffs"] == [AREA_DIFF]
     assert saved["steps"][1]["diffs"][0].startswith("--- a/perimeter.py\n+++ b/perimeter.py\n")
 

@@ -4,7 +4,6 @@ reviewer model finds nothing; they go to the planner, which plans the fix."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from agent_lsp.messages import TaskStatus
@@ -12,6 +11,7 @@ from agent_lsp.team import Phase
 from agent_lsp.team.orchestrator import TeamOptions
 from agent_lsp.team.review_scan import added_lines, ignored_errors, leaked_secrets
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.records import read_signed
 from tests.team.conftest import (
     COMMANDER,
     PLANNER,
@@ -82,7 +82,7 @@ async def test_a_whitespace_error_and_a_secret_become_findings_and_planned_steps
     # the second review saw a clean diff and no findings
     second_review = first_user(requests_of(fake_openai, REVIEWER)[1])
     assert "AKIA" not in second_review and "## Findings of the checks" not in second_review
-    saved = json.loads((root / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(root / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["history"][-5:] == [
         "REVIEWING→PLANNING",
         "PLANNING→EXECUTING",

@@ -4,7 +4,6 @@ planner gets, even when the reviewer model answers `[]`."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from agent_lsp.team.orchestrator import TeamOptions
 from tests.conftest import which_or_skip
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.records import read_signed
 from tests.team.conftest import (
     COMMANDER,
     PLANNER,
@@ -70,7 +70,7 @@ async def test_the_linters_error_is_a_finding_though_the_model_answers_nothing(
     checks = reviewer.split("## Findings of the checks")[1]
     assert "error calc.py:2 [lint] ruff F821: Undefined name `offset`" in checks, checks
     # and it is an open finding though the model answered []
-    saved = json.loads((root / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(root / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert len(saved["findings"]) == 1, saved["findings"]
     assert saved["findings"][0].startswith("error calc.py:2 [lint] ruff F821")
     assert (

@@ -4,11 +4,11 @@ go back to the planner with its root cause, at most twice."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from agent_lsp.team import Phase
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
+from tests.records import read_signed
 from tests.team.conftest import (
     AREA,
     AREA_BODY,
@@ -111,7 +111,7 @@ async def test_a_testers_failing_tests_go_back_to_the_planner_with_the_root_caus
     assert "## Steps that failed and must be planned again\ns2: test square_area — " in replan
     assert "— tests did not pass: 0 passed, 1 failed" in replan
     assert f"; root cause (the tester): {ROOT_CAUSE}" in replan
-    saved = json.loads((shapes / f".agent-lsp/state/team/{outcome.task_id}.json").read_text())
+    saved = read_signed(shapes / f".agent-lsp/state/team/{outcome.task_id}.json", "team")
     assert saved["test_replans"] == 1 and saved["replans"] == 0
     assert "full suite: 3 passed" in outcome.summary
 
