@@ -102,6 +102,7 @@ class Agent:
         self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
         self.diagnostic_check: DiagnosticCheck | None = None  # re-asks a fix's diagnostic
         self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
+        self._hints_told: set[str] = set()  # a test run's hint is shown once per task
         self._told_remains = False  # the model was told once its diagnostic is still there
         self._failed_check: str | None = None  # why the task ends failed at its end check
 
@@ -398,7 +399,7 @@ class Agent:
                 await self.hooks.tests_checked(
                     step, report.ok, f"targeted {shown}: {report.summary()}"
                 )
-                await self._emit(EventKind.TOOL_RESULT, f"affected tests: {report.summary()}", step)
+                await self._tell_result("affected tests", report, step)
                 if not report.ok:
                     return (
                         False,
@@ -407,22 +408,32 @@ class Agent:
                         ),
                         "",
                     )
-                self._checked["targeted"] = f"affected tests ({shown}): {report.summary()}"
+                self._checked["targeted"] = (
+                    f"affected tests ({shown}): {report.summary(with_hint=False)}"
+                )
             await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
             report = await self.verifier.run(self.workspace)
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
             return True, "", str(exc)
         await self.hooks.tests_checked(step, report.ok, report.summary())
-        await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}", step)
+        await self._tell_result("tests", report, step)
         if report.ok:
-            self._checked["full"] = f"full suite: {report.summary()}"
+            self._checked["full"] = f"full suite: {report.summary(with_hint=False)}"
             return True, "", ""
         return False, _not_passing("the test suite does not pass", report), ""
 
+    async def _tell_result(self, what: str, report: TestReport, step: int) -> None:
+        """The totals of a check's test run; its hint (the virtualenv it ran without...) once
+        per task, on a line of its own, not again on every later run's line."""
+        await self._emit(EventKind.TOOL_RESULT, f"{what}: {report.summary(with_hint=False)}", step)
+        if report.hint and report.hint not in self._hints_told:
+            self._hints_told.add(report.hint)
+            await self._emit(EventKind.MESSAGE, f"hint: {report.hint}", step)
+
     def _summary_of_last(self) -> str:
         report = self.verifier.last_report if self.verifier is not None else None
-        return f"full suite: {report.summary()}" if report is not None else ""
+        return f"full suite: {report.summary(with_hint=False)}" if report is not None else ""
 
     def checked(self, verified: bool) -> str:
         """What was checked, for the outcome: "verified: …" or "not verified: …"."""
