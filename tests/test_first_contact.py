@@ -5,6 +5,7 @@ each thing once; `--help` speaks plainly; the totals count the wait before the f
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -190,7 +191,12 @@ def test_the_totals_count_the_start_up(
     slow = tmp_path / "slow"
     slow.mkdir()
     (slow / "sitecustomize.py").write_text("import time\n\ntime.sleep(3)\n")
-    env = {**server_env, "PYTHONPATH": str(slow)}
+    env = {
+        **server_env,
+        "PYTHONPATH": os.pathsep.join(
+            [str(slow), *server_env.get("PYTHONPATH", "").split(os.pathsep)]
+        ).rstrip(os.pathsep),
+    }
     fake_openai.script(Reply("All done."))
     done = agent_lsp("run", "tidy the notes", "--root", str(_plain_folder(tmp_path)), env=env)
     assert done.returncode == 3, done.stdout + done.stderr

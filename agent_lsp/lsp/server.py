@@ -144,13 +144,15 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
                 state.apply_editor_settings(deep_merge(ls.options or {}, pulled[0]))
 
     @server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+    async def folders_changed(
+        ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams
+    ) -> None:
         for folder in params.event.added:
             if (path := uri_to_path(folder.uri)) is not None:
-                ls.state.add_folder(path)
+                (await ls.load()).add_folder(path)
         for folder in params.event.removed:
             if (path := uri_to_path(folder.uri)) is not None:
-                ls.state.remove_folder(path)
+                (await ls.load()).remove_folder(path)
 
     @server.feature(
         t.TEXT_DOCUMENT_CODE_ACTION,
@@ -171,17 +173,19 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         return special + ready + code_actions(uri, others, running) + go_on
 
     @server.command(FIX_COMMAND)
-    def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        return ls.state.fix(uri, diagnostic)
+    async def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+        return (await ls.load()).fix(uri, diagnostic)
 
     @server.command(EXPLAIN_COMMAND)
-    def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+    async def explain(
+        ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic
+    ) -> dict[str, str]:
         from agent_lsp.task import TaskKind
 
-        return ls.state.fix(uri, diagnostic, TaskKind.EXPLAIN)
+        return (await ls.load()).fix(uri, diagnostic, TaskKind.EXPLAIN)
 
     @server.command(RUN_TASK_COMMAND)
-    def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
         text = str(given.get("task", "")).strip()
         if not text:
@@ -189,60 +193,60 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         uri = given.get("uri")
         team = given.get("team")  # team mode (agent_lsp.team); unset: the `team.enabled` setting
         chosen = team if isinstance(team, bool) else None
-        return ls.state.run_task(text, str(uri) if uri else None, team=chosen)
+        return (await ls.load()).run_task(text, str(uri) if uri else None, team=chosen)
 
     @server.command(RUN_TESTS_COMMAND)
-    def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         uri = _first_dict(args).get("uri")
-        return ls.state.run_tests(str(uri) if uri else None)
+        return (await ls.load()).run_tests(str(uri) if uri else None)
 
     @server.command(APPLY)
     async def apply_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.apply_proposal(str(_first_dict(args).get("proposalId", "")))
+        return await (await ls.load()).apply_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(REJECT)
-    def reject_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.reject_proposal(str(_first_dict(args).get("proposalId", "")))
+    async def reject_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).reject_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(SHOW)
     async def show_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.show_proposal(str(_first_dict(args).get("proposalId", "")))
+        return await (await ls.load()).show_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(ANSWER)
-    def answer(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
+    async def answer(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
         given = _first_dict(args)
         choice, question = str(given.get("choice", "")), str(given.get("questionId", ""))
-        return {"answered": ls.state.questions.answer(question, choice)}
+        return {"answered": (await ls.load()).questions.answer(question, choice)}
 
     @server.command("agentLsp.remember")
-    def remember(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def remember(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
-        return ls.state.remember(str(given.get("note", "")), _uri(given))
+        return (await ls.load()).remember(str(given.get("note", "")), _uri(given))
 
     @server.command("agentLsp.showLog")
     async def show_log(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.show_log(_uri(_first_dict(args)))
+        return await (await ls.load()).show_log(_uri(_first_dict(args)))
 
     @server.command("agentLsp.memoryList")
     async def memory_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.memory("list", "", _uri(_first_dict(args)))
+        return await (await ls.load()).memory("list", "", _uri(_first_dict(args)))
 
     @server.command("agentLsp.memoryShow")
     async def memory_show(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return await ls.state.memory("show", str(given.get("name", "")), _uri(given))
+        return await (await ls.load()).memory("show", str(given.get("name", "")), _uri(given))
 
     @server.command("agentLsp.memoryForget")
     async def memory_forget(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return await ls.state.memory("forget", str(given.get("name", "")), _uri(given))
+        return await (await ls.load()).memory("forget", str(given.get("name", "")), _uri(given))
 
     @server.command("agentLsp.undo")
-    def undo(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def undo(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
         steps = given.get("steps", 1)
         task_id = given.get("taskId")
-        return ls.state.undo(
+        return (await ls.load()).undo(
             None if steps is None else int(steps), str(task_id) if task_id else None, _uri(given)
         )
 
@@ -257,28 +261,28 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         )
 
     @server.command("agentLsp.improve")
-    def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+    async def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
         request, yes = str(given.get("request", "")), given.get("yes") is True
-        return ls.state.improvements.start(request, _uri(given), yes=yes)
+        return (await ls.load()).improvements.start(request, _uri(given), yes=yes)
 
     @server.command("agentLsp.improveList")
-    def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.improvements.listing(_uri(_first_dict(args)))
+    async def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).improvements.listing(_uri(_first_dict(args)))
 
     @server.command("agentLsp.improveRevert")
-    def improve_revert(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+    async def improve_revert(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return ls.state.improvements.revert(str(given.get("id", "")), _uri(given))
+        return (await ls.load()).improvements.revert(str(given.get("id", "")), _uri(given))
 
     @server.command(STEER)
-    def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.control.steer(str(_first_dict(args).get("note", "")))
+    async def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).control.steer(str(_first_dict(args).get("note", "")))
 
     @server.command(CANCEL_COMMAND)
-    def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
+    async def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
         task_id = _first_dict(args).get("taskId")
-        return {"cancelled": ls.state.tasks.cancel(str(task_id) if task_id else None)}
+        return {"cancelled": (await ls.load()).tasks.cancel(str(task_id) if task_id else None)}
 
     # The document store is pygls' (updated before these run); what the agent does on open, save
     # and new settings waits for it to load, in arrival order, without holding up requests.
