@@ -49,6 +49,7 @@ class AgentLanguageServer(LanguageServer):
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
         self._loading: asyncio.Future[ModuleType] | None = None
+        self._starting: set[asyncio.Future[None]] = set()  # tasks asked for while loading
         # diagnostics that arrived before the agent was loaded (a wrapped server publishes at
         # once on didOpen), handed over when it is: the latest per file
         self._early: dict[str, list[t.Diagnostic]] = {}
@@ -83,6 +84,27 @@ class AgentLanguageServer(LanguageServer):
     @property
     def started(self) -> AgentState | None:
         return self._state
+
+    def start_task(
+        self, start: Callable[[AgentState, str | None], dict[str, str]]
+    ) -> dict[str, str]:
+        """A command that starts a task, answered at once (an editor may wait for the answer:
+        Eglot does). While the agent still loads (a command right after start-up) the answer is
+        the id the task will have, and `start` runs when the agent is there; a refusal then
+        (another task running) is shown as a message. Never waits on the server's loop."""
+        if self._state is not None:
+            return start(self._state, None)
+        import uuid
+
+        task_id = uuid.uuid4().hex[:8]
+
+        async def when_loaded() -> None:
+            start(await self.load(), task_id)
+
+        job = asyncio.ensure_future(when_loaded())
+        self._starting.add(job)
+        job.add_done_callback(self._starting.discard)
+        return {"taskId": task_id}
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
         """Recorded after the answer went out: code actions stay cheap. Before the agent is
@@ -173,19 +195,19 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         return special + ready + code_actions(uri, others, running) + go_on
 
     @server.command(FIX_COMMAND)
-    async def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        return (await ls.load()).fix(uri, diagnostic)
+    def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
+        return ls.start_task(lambda state, task_id: state.fix(uri, diagnostic, task_id=task_id))
 
     @server.command(EXPLAIN_COMMAND)
-    async def explain(
-        ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic
-    ) -> dict[str, str]:
+    def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
         from agent_lsp.task import TaskKind
 
-        return (await ls.load()).fix(uri, diagnostic, TaskKind.EXPLAIN)
+        return ls.start_task(
+            lambda state, task_id: state.fix(uri, diagnostic, TaskKind.EXPLAIN, task_id=task_id)
+        )
 
     @server.command(RUN_TASK_COMMAND)
-    async def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
         text = str(given.get("task", "")).strip()
         if not text:
@@ -193,7 +215,10 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         uri = given.get("uri")
         team = given.get("team")  # team mode (agent_lsp.team); unset: the `team.enabled` setting
         chosen = team if isinstance(team, bool) else None
-        return (await ls.load()).run_task(text, str(uri) if uri else None, team=chosen)
+        where = str(uri) if uri else None
+        return ls.start_task(
+            lambda state, task_id: state.run_task(text, where, team=chosen, task_id=task_id)
+        )
 
     @server.command(RUN_TESTS_COMMAND)
     async def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:

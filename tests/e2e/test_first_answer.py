@@ -1,7 +1,8 @@
 """The editor's wait at the start of a task: a command sent while the agent is still loading
-(an editor that asks at once, a loaded machine) is answered when the agent is there, and
-everything the editor sends meanwhile is answered at once. The agent's import is held by the
-test (an import hook waiting for a file), so the order is certain, whatever the machine."""
+(an editor that asks at once, a loaded machine) is answered at once with the task's id, the task
+starts when the agent is there, and everything the editor sends meanwhile is answered at once.
+The agent's import is held by the test (an import hook waiting for a file), so the order is
+certain, whatever the machine."""
 
 from __future__ import annotations
 
@@ -70,14 +71,18 @@ async def _fix_while_loading(client: EditorClient, calc: Path, gate: Path) -> No
         range=DIAGNOSTIC.range,
         context=t.CodeActionContext(diagnostics=[DIAGNOSTIC]),
     )
-    # Sent after the command: answered while the agent is still loading (before, the
-    # command's handler waited for that import on the server's loop, and this with it).
+    # The command and a codeAction sent after it are both answered while the agent's import
+    # is held (before, the command's handler waited for that import on the server's loop,
+    # and everything behind it with it): the task's id at once, the task when the agent is in.
     actions = await asyncio.wait_for(client.text_document_code_action_async(asked), REQUEST_WAIT)
-    assert not gate.exists() and not fix.done()
+    started = await asyncio.wait_for(fix, REQUEST_WAIT)
+    assert not gate.exists()
+    assert isinstance(started, dict) and set(started) == {"taskId"}
     titles = [a.title for a in actions or []]
     assert "Ask agent to fix: " + DIAGNOSTIC.message in titles
-    gate.touch()  # the import finishes: the command starts the task and answers
-    started = await asyncio.wait_for(fix, REQUEST_WAIT)
-    assert isinstance(started, dict) and set(started) == {"taskId"}
+    gate.touch()  # the import finishes: the task starts
     await client.wait_for_message("agent-lsp: completed")
     assert client.buffers[uri].count(FIX) == 1  # the fix, in the editor's buffer
+    # The id answered before the agent loaded is the task's (its progress token names it).
+    prefix = f"agent-lsp/{started['taskId']}/"
+    assert any(str(token).startswith(prefix) for token in client.progress_reports)
