@@ -5,6 +5,7 @@ Only lsprotocol and pygls load at start-up; the agent's state (`state.py`) loads
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agent_lsp.lsp.state import AgentState
     from agent_lsp.seams import Model
 
+log = logging.getLogger(__name__)
 RUN_TASK_COMMAND = "agentLsp.runTask"
 RUN_TESTS_COMMAND = "agentLsp.runTests"
 
@@ -99,7 +101,10 @@ class AgentLanguageServer(LanguageServer):
         task_id = uuid.uuid4().hex[:8]
 
         async def when_loaded() -> None:
-            start(await self.load(), task_id)
+            try:
+                start(await self.load(), task_id)
+            except Exception:  # the editor has its answer; the server stays up
+                log.exception("the task %s asked for while loading did not start", task_id)
 
         job = asyncio.ensure_future(when_loaded())
         self._starting.add(job)
@@ -200,11 +205,12 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.command(EXPLAIN_COMMAND)
     def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        from agent_lsp.task import TaskKind
+        def start(state: AgentState, task_id: str | None) -> dict[str, str]:
+            from agent_lsp.task import TaskKind  # (loaded with the state, never before it)
 
-        return ls.start_task(
-            lambda state, task_id: state.fix(uri, diagnostic, TaskKind.EXPLAIN, task_id=task_id)
-        )
+            return state.fix(uri, diagnostic, TaskKind.EXPLAIN, task_id=task_id)
+
+        return ls.start_task(start)
 
     @server.command(RUN_TASK_COMMAND)
     def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
