@@ -430,6 +430,7 @@ class Session:
         `pending_resume`), from its last checkpoint; with `hint`, continue the stopped task
         `task_id` (default: the latest that stopped short) in the same conversation, the hint
         its next user message (see `stopped_task`)."""
+        begun = time.monotonic()  # the totals count the task's start-up too
         checkpoint = None
         if hint is not None:
             checkpoint = await asyncio.to_thread(self.stopped_task, task_id)
@@ -472,7 +473,7 @@ class Session:
         self._watch(control, memory.checkpoint, fresh=checkpoint is None)
         if checkpoint is None:
             await asyncio.to_thread(self._record_definition_of_done, task)
-        started, point = time.monotonic(), memory.resume_point()
+        point = memory.resume_point()
         earlier = _tool_runs(point.messages) if point is not None else 0
         if point is not None and hint is not None:
             point = point.model_copy(update={"hint": " ".join(hint.split()) or CONTINUE})
@@ -494,7 +495,7 @@ class Session:
         usage = outcome.usage if point is None else outcome.usage.since(point.usage)
         outcome = outcome.model_copy(
             update={
-                "seconds": time.monotonic() - started,
+                "seconds": time.monotonic() - begun,
                 "tool_runs": max(0, _tool_runs(agent.messages) - earlier),
                 "run_usage": None if point is None else usage,
                 "cost": self.settings.model.price.cost(

@@ -1,8 +1,9 @@
 """A minimal pygls 2.x language server: the baseline that `lsp_bench.py` compares agent-lsp with.
 
 It registers one handler, textDocument/codeAction, which returns one trivial quick fix per
-diagnostic in the request's context. Text synchronisation (didOpen/didChange/didClose) is pygls'
-built-in document store, exactly as in agent-lsp. Nothing else: no settings, no session.
+diagnostic in the request's context, and the command `agentLsp.fix`, answered at once. Text
+synchronisation (didOpen/didChange/didClose) is pygls' built-in document store, exactly as in
+agent-lsp. Nothing else: no settings, no session.
 
 With `--no-document-store`, didChange changes are dropped (pygls' `TextDocument.apply_change`
 does nothing): what is left is the cost of pygls' transport and dispatch per message, i.e. the
@@ -35,6 +36,13 @@ def code_action(ls: LanguageServer, params: t.CodeActionParams) -> list[t.CodeAc
         )
         for diagnostic in params.context.diagnostics
     ]
+
+
+@server.command("agentLsp.fix")
+def fix(ls: LanguageServer, *args: object) -> dict[str, str]:
+    """The command ours starts a task with, answered at once (nothing behind it): the floor of
+    `lsp_bench.py`'s first-second figures."""
+    return {"taskId": "bare"}
 
 
 def _drop_change(self: TextDocument, change: t.TextDocumentContentChangeEvent) -> None:

@@ -4,7 +4,8 @@ Copilot's language server, and agent-lsp's proxy mode against the server it wrap
 Figures (see bench/README.md): start-up to the `initialize` response; idle resident memory with a
 big buffer open; textDocument/codeAction latency (median, p99) with 5,000- and 20,000-line
 buffers, idle and while an agent task runs in our server (a fake OpenAI-compatible model keeps
-the task busy with tool rounds); incremental didChange throughput on the 20,000-line buffer;
+the task busy with tool rounds); the answer to the `agentLsp.fix` that starts a task and the
+codeActions of its first second; incremental didChange throughput on the 20,000-line buffer;
 per-message overhead of `agent-lsp serve --wrap -- pylsp` against pylsp alone (hover and
 codeAction round trips); the import-time difference between ours and the bare server; with
 `--profile`, where our server spends the time (py-spy samples and event-loop stalls).
@@ -83,6 +84,8 @@ TARGET_TASK_P99_MS = 5.0
 TARGET_EDITS_PER_S = 1000.0
 TARGET_STARTUP_RATIO = 1.2
 TARGET_IDLE_RSS_KIB = 80 * 1000 * 1000 / 1024  # 80 MB = 76.3 MiB
+TARGET_FIRST_COMMAND_MS = 20.0  # the answer to the executeCommand that starts a task
+TARGET_FIRST_CODE_ACTION_MS = 30.0  # the worst codeAction in the task's first second
 
 Json = dict[str, Any]
 
@@ -653,6 +656,110 @@ def _on_server_loop(entry: Json) -> bool:
     return entry.get("thread", "MainThread") == "MainThread"
 
 
+# --------------------------------------------------------------------------- a task's first second
+
+
+async def first_second(
+    client: LspClient, project: Path, plan: Sequence[Json], setup: Setup
+) -> Json:
+    """`workspace/executeCommand agentLsp.fix`, a codeAction written right behind it, then
+    codeActions `--pace-ms` apart until a second has passed since the command (and it is
+    answered): the command's answer time, the first codeAction's, the worst one's."""
+    params = {
+        "command": "agentLsp.fix",
+        "arguments": [(project / "calc.py").as_uri(), FIX_DIAGNOSTIC],
+    }
+    sent = time.perf_counter()
+    command = asyncio.ensure_future(
+        client.request("workspace/executeCommand", params, setup.timeout)
+    )
+    await asyncio.sleep(0)  # the command is written first
+    latencies: list[float] = []
+    pace = setup.args.pace_ms / 1000
+    while len(latencies) < len(plan):
+        response = await client.request(
+            "textDocument/codeAction", plan[len(latencies)], setup.timeout
+        )
+        latencies.append(response.elapsed_ms)
+        if time.perf_counter() - sent >= 1.0 and command.done():
+            break
+        await asyncio.sleep(pace)
+    answer = await command
+    result = answer.result if isinstance(answer.result, dict) else {}
+    if "taskId" not in result:
+        raise ServerError(f"{client.name}: agentLsp.fix did not start a task: {answer.result!r}")
+    return {
+        "command_ms": answer.elapsed_ms,
+        "code_action_after_command_ms": latencies[0],
+        "worst_code_action_ms": max(latencies),
+        "code_actions": len(latencies),
+    }
+
+
+async def measure_first(setup: Setup) -> Json:
+    """The editor's wait at the start of a task, ours beside bare pygls (whose `agentLsp.fix`
+    answers at once, with nothing behind it): fresh servers per run, on a server that has
+    settled after opening the buffers, and on one sent the command right after `initialized`
+    (the agent still loading)."""
+    n_lines = setup.args.task_lines
+    project, big, text = make_task_project(setup, n_lines)
+    plan = code_action_params(text, big.as_uri(), 400, seed=11)
+    model = await FakeModel.start(setup, big.name)
+    names = [OURS, BARE]
+    samples: dict[str, dict[str, list[Json]]] = {
+        scenario: {which: [] for which in names} for scenario in ("settled", "at_once")
+    }
+    try:
+        env = {
+            OURS: {
+                **setup.env,
+                "AGENT_LSP_BASE_URL": model.base_url,
+                "AGENT_LSP_API_KEY": "x",
+                "AGENT_LSP_MODEL": "fake-model",
+            },
+            BARE: setup.env,
+        }
+        documents = [(big.as_uri(), text), ((project / "calc.py").as_uri(), "")]
+        documents[1] = (documents[1][0], (project / "calc.py").read_text(encoding="utf-8"))
+        for k in range(setup.args.first_runs):
+            for scenario in ("settled", "at_once"):
+                for which in rotate(names, k):
+                    project, big, text = make_task_project(setup, n_lines)
+                    client = await spawn(setup, which, env[which])
+                    try:
+                        await open_session(client, project, setup, documents)
+                        if scenario == "settled":
+                            await settle(client, setup)
+                        samples[scenario][which].append(
+                            await first_second(client, project, plan, setup)
+                        )
+                    finally:
+                        await client.kill()
+    finally:
+        await model.stop()
+
+    def figures(runs: list[Json]) -> Json:
+        return {
+            key: {
+                "median": statistics.median(r[key] for r in runs),
+                "max": max(r[key] for r in runs),
+                "runs": [round(r[key], 2) for r in runs],
+            }
+            for key in ("command_ms", "code_action_after_command_ms", "worst_code_action_ms")
+        }
+
+    return {
+        "runs": setup.args.first_runs,
+        "lines": n_lines,
+        "pace_ms": setup.args.pace_ms,
+        **{
+            scenario: {which: figures(runs) for which, runs in by_server.items()}
+            for scenario, by_server in samples.items()
+        },
+        "loadavg_at_end": list(os.getloadavg()),
+    }
+
+
 # --------------------------------------------------------------------------- didChange throughput
 
 
@@ -1004,6 +1111,26 @@ def targets(results: Json) -> list[Json]:
                 "met": p99 <= TARGET_TASK_P99_MS,
             }
         )
+    first = results.get("first")
+    if first:
+        settled = first["settled"][OURS]
+        command, worst = settled["command_ms"]["median"], settled["worst_code_action_ms"]["median"]
+        found.append(
+            {
+                "target": "executeCommand answer at a task's start <= "
+                f"{TARGET_FIRST_COMMAND_MS:g} ms (idle machine)",
+                "measured": _ms(command),
+                "met": command <= TARGET_FIRST_COMMAND_MS,
+            }
+        )
+        found.append(
+            {
+                "target": "worst codeAction in a task's first second <= "
+                f"{TARGET_FIRST_CODE_ACTION_MS:g} ms (idle machine)",
+                "measured": _ms(worst),
+                "met": worst <= TARGET_FIRST_CODE_ACTION_MS,
+            }
+        )
     edits = results.get("did_change")
     if edits:
         rate = edits["edits_per_s"][OURS]["median"]
@@ -1100,6 +1227,24 @@ def render(results: Json) -> str:
             {w: _ms(ca[w]["p99"]) for w in servers},
             _x(ca["ratio_p99"]),
         )
+    first = results.get("first")
+    if first:
+        for scenario, when in (
+            ("settled", "settled server"),
+            ("at_once", "right after initialized"),
+        ):
+            got = first[scenario]
+            runs = first["runs"]
+            for key, label in (
+                ("command_ms", f"executeCommand agentLsp.fix answer, {when}, median (n={runs})"),
+                ("code_action_after_command_ms", "  codeAction written right behind it"),
+                ("worst_code_action_ms", "  worst codeAction in the task's first second"),
+            ):
+                row(
+                    label,
+                    {w: _ms(got[w][key]["median"]) for w in (OURS, BARE)},
+                    _x(got[OURS][key]["median"] / got[BARE][key]["median"]),
+                )
     task = results.get("task")
     if task:
         ca = task["code_action_ms"]
@@ -1385,7 +1530,7 @@ def environment() -> Json:
 
 # --------------------------------------------------------------------------- main
 
-SECTIONS = ("startup", "buffers", "task", "edits", "proxy", "imports")
+SECTIONS = ("startup", "buffers", "first", "task", "edits", "proxy", "imports")
 RESULT_KEYS = {"startup": "startup_ms", "edits": "did_change"}
 
 
@@ -1435,6 +1580,11 @@ async def run(args: argparse.Namespace) -> Json:
         sections: list[tuple[str, str, Callable[[], Awaitable[Any]]]] = [
             ("startup", "start-up ...", lambda: measure_startup(setup)),
             ("buffers", "memory and idle code actions ...", lambda: measure_buffers(setup)),
+            (
+                "first",
+                "a task's first second: the executeCommand answer, code actions meanwhile ...",
+                lambda: measure_first(setup),
+            ),
             (
                 "task",
                 f"{args.task_lines:,}-line buffer: code actions while an agent task runs ...",
@@ -1497,6 +1647,7 @@ def _config(setup: Setup) -> Json:
                 "sizes",
                 "task_lines",
                 "task_requests",
+                "first_runs",
                 "pace_ms",
                 "task_rounds",
                 "task_model_delay",
@@ -1525,6 +1676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--idle", type=float, default=1.0, help="seconds idle before reading RSS")
     add("--task-lines", type=int, default=20000, help="buffer lines for the task and edit runs")
     add("--task-requests", type=int, default=1000, help="codeActions while the task runs")
+    add("--first-runs", type=int, default=5, help="fresh servers per scenario (first second)")
     add("--pace-ms", type=float, default=5.0, help="pause between codeAction rounds (task)")
     add("--task-rounds", type=int, default=60, help="tool rounds the fake model asks for")
     add("--task-model-delay", type=float, default=0.15, help="seconds per fake model turn")

@@ -64,7 +64,8 @@ def test_run_continue_goes_on_with_the_stopped_task_and_the_hint(
     fake_openai.script(Reply("Done!"), Reply("Really done!"))
     stopped = agent_lsp("run", "fix it", "--root", str(project), env=server_env)
     assert stopped.returncode == 1, stopped.stdout + stopped.stderr
-    assert "agent-lsp run --continue" in stopped.stdout  # the outcome says how to go on
+    # the outcome says how to go on (with --root: the test runs in another folder)
+    assert f"agent-lsp run --root {project.resolve()} --continue" in stopped.stdout
     before = fake_openai.requests[-1]["messages"]
 
     fake_openai.script(*fix_average_script()[1:])  # edit, run the tests, answer

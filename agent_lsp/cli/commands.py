@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from adapters import describe_project, detect_toolchain
 from adapters.results import report_dict
+from agent_lsp.cli.roots import find_root
 from agent_lsp.cli.terminal import TerminalChannel
+from agent_lsp.config.endpoint import endpoint_problem
+from agent_lsp.config.schema import Settings
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
@@ -32,8 +38,39 @@ from agent_lsp.task import Task, TaskKind
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE, EXIT_UNVERIFIED = 0, 1, 2, 3
 
 
+_LOADED = time.monotonic()
+
+
+def since_start() -> float:
+    """Seconds since this process started: from /proc on Linux (the interpreter's start and
+    the imports included), else since this module loaded."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rpartition(")")[2].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic() - _LOADED
+    return age if 0 <= age < 86_400 * 365 else time.monotonic() - _LOADED
+
+
 def _err(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def cannot_reach_model(root: Path, settings: Settings, model: Model | None) -> bool:
+    """The configured model cannot work (a base URL that is no URL, no key for an endpoint
+    that needs one): said on stderr with the next step, before anything starts. A model given
+    in code (the demo's scripted one) is never checked."""
+    if model is not None:
+        return False
+    from agent_lsp.cli.doctor import setting_origins
+
+    origin = setting_origins(root)["model.baseUrl"]
+    problem = endpoint_problem(settings.model, origin)
+    if problem is None:
+        return False
+    _err(f"agent-lsp: {problem.text}\n  next: {problem.next_step}")
+    return True
 
 
 async def run(
@@ -56,6 +93,8 @@ async def run(
     settings = loaded.settings
     if max_steps is not None:
         settings = settings.model_copy(update={"max_steps": max_steps})
+    if cannot_reach_model(root, settings, model):
+        return EXIT_USAGE
     session = Session(root, settings, model)
     channel = TerminalChannel()
     task = Task(kind=TaskKind.TASK, instruction=instruction)
@@ -81,24 +120,40 @@ async def run(
     finally:
         channel.close()  # the waiting spinner off before anything else is printed
         await session.aclose()
-    _print_outcome(outcome)
+    # The totals as the user waited: from the process's start (imports, settings, the
+    # session's start-up), not from the task's first step.
+    outcome = outcome.model_copy(update={"seconds": max(outcome.seconds, since_start())})
+    _print_outcome(outcome, root)
     if outcome.status is not TaskStatus.COMPLETED:
         return EXIT_NOT_DONE
     return EXIT_OK if outcome.verified else EXIT_UNVERIFIED
 
 
-def _print_outcome(outcome: TaskOutcome) -> None:
+def _root_option(root: Path | None) -> str:
+    """` --root DIR` when a command run from the current folder would find another project
+    (the demo's temporary copy, `run --root elsewhere`); "" when it finds this one."""
+    if root is None:
+        return ""
+    if find_root(Path.cwd()) == root.resolve():
+        return ""
+    return f" --root {shlex.quote(str(root.resolve()))}"
+
+
+def _print_outcome(outcome: TaskOutcome, root: Path | None = None) -> None:
+    """The outcome, how to undo or continue it (commands that work from the current folder:
+    with `--root` when it is not in the project) and the totals."""
+    where = _root_option(root)
     print(f"■ {outcome.status.value} after {outcome.steps} steps: {outcome.summary}", flush=True)
     if outcome.changed_files:
         print(f"  changed: {', '.join(outcome.changed_files)}", flush=True)
         if outcome.task_id:
-            print(f"  undo: agent-lsp undo --task {outcome.task_id} [--all]", flush=True)
+            print(f"  undo: agent-lsp undo{where} --task {outcome.task_id} [--all]", flush=True)
     if outcome.rechecked and outcome.rechecked not in outcome.summary:
         print(f"  re-checked: {outcome.rechecked}", flush=True)
     print(f"  {task_totals(outcome)}", flush=True)
     if outcome.stop_reason in CONTINUABLE and outcome.task_id:
         print(
-            f'  continue: agent-lsp run --continue "your hint" --task {outcome.task_id}',
+            f'  continue: agent-lsp run{where} --continue "your hint" --task {outcome.task_id}',
             flush=True,
         )
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from adapters import describe_project
-from agent_lsp.cli.commands import EXIT_NOT_DONE, EXIT_OK
-from agent_lsp.config.schema import Settings
+from agent_lsp.config.endpoint import endpoint_problem
+from agent_lsp.config.schema import ModelSettings, Settings
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, ModelReply, ToolSpec
@@ -21,6 +21,8 @@ from agent_lsp.tools import RESERVED_NAMES, read_project_tools
 
 if TYPE_CHECKING:
     from agent_lsp.models.openai_compat import OpenAICompatModel
+
+EXIT_OK, EXIT_NOT_DONE = 0, 1  # all checks passed; a problem (its next step said)
 
 # The settings `doctor` says the source of (dotted camelCase paths).
 ORIGIN_KEYS = (
@@ -173,6 +175,8 @@ async def doctor(root: Path) -> int:
     for warning in loaded.warnings:
         doc.ok(f"warning: {warning}")
     where = origins["model.baseUrl"]
+    if _settings_cannot_work(doc, model, where):
+        return _doctor_end(doc)
     key = model.api_key.get_secret_value() if model.api_key else "no-key"
     try:
         async with openai.AsyncOpenAI(
@@ -292,6 +296,15 @@ def _probe_lines(doc: _Doctor, raw: OpenAICompatModel, reply: ModelReply) -> Non
     from agent_lsp.cli.serving import report_probe
 
     report_probe(doc.ok, doc.problem, raw, reply)
+
+
+def _settings_cannot_work(doc: _Doctor, model: ModelSettings, origin: str) -> bool:
+    """A base URL that is no URL, or no key for an endpoint that needs one: said as the
+    problem (nothing is sent), instead of a connection error."""
+    problem = endpoint_problem(model, origin)
+    if problem is not None:
+        doc.problem(f"  {problem.text}", problem.next_step)
+    return problem is not None
 
 
 def _doctor_end(doc: _Doctor) -> int:

@@ -21,25 +21,16 @@ from types import TracebackType
 
 from agent_lsp import __version__
 from agent_lsp.cli import awake, output
+from agent_lsp.cli.roots import ROOT_MARKERS, find_root
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
 EXIT_SOFTWARE, EXIT_INTERRUPTED = 70, 130  # an internal error; Ctrl-C (128 + SIGINT)
-# Nearest first wins, as in editor-configs/neovim (root_markers); checked in this order.
-ROOT_MARKERS = (".agent-lsp", "pyproject.toml", "setup.py", "package.json", "go.mod", ".git")
 RESUMABLE = ("run", "demo")  # commands whose interrupted task `run --resume` continues
 
 
-def find_root(start: Path) -> Path:
-    """The nearest folder from `start` upwards holding a root marker; `start` if none does."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in ROOT_MARKERS):
-            return folder
-    return start
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-lsp", description=__doc__)
+    about = (__doc__ or "").replace("ROOT_MARKERS", ", ".join(ROOT_MARKERS))
+    parser = argparse.ArgumentParser(prog="agent-lsp", description=about)
     parser.add_argument("--version", action="version", version=f"agent-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -187,6 +178,15 @@ def _write_trace(exc: BaseException) -> str:
     return f"full trace in {path}"
 
 
+class _SaidInProgress(logging.Filter):
+    """The model layer's warnings (a retry, a switch to text tools, a route that failed) are
+    in the reply's notes, which a terminal command prints as progress (`· model: …`): on
+    stderr they would say it twice. They stay in the session log, and with -v."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name.startswith("agent_lsp.models") and record.levelno < logging.ERROR)
+
+
 class _OneLine(logging.Formatter):
     """Log records on stderr without their traces (written to a file instead), unless -v."""
 
@@ -255,6 +255,8 @@ def _main(argv: list[str]) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLine("%(asctime)s %(name)s %(levelname)s: %(message)s", args.verbose))
     level = logging.DEBUG if args.verbose else logging.WARNING
+    if args.command != "serve" and not args.verbose:
+        handler.addFilter(_SaidInProgress())
     logging.basicConfig(level=level, handlers=[handler])
     if getattr(args, "root", False) is None:
         args.root = find_root(Path.cwd())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from agent_lsp.cli.commands import cannot_reach_model
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
@@ -48,6 +49,8 @@ async def run_team(
     settings = loaded.settings
     if max_steps is not None:
         settings = settings.model_copy(update={"max_steps": max_steps})
+    if cannot_reach_model(root, settings, model):
+        return EXIT_USAGE
     session = Session(root, settings, model)
     channel = TerminalChannel()
     team = Orchestrator(session, channel, options)

@@ -119,6 +119,7 @@ class Agent:
         self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
         # test verdicts by (selection, hash of the changed files' text): never run twice
         self._verdicts: dict[tuple[tuple[str, ...], str], TestReport] = {}
+        self._hints_told: set[str] = set()  # a test run's hint is shown once per task
         self._told_remains = False  # the model was told once its diagnostic is still there
         self._failed_check: str | None = None  # why the task ends failed at its end check
         self._edited: list[str] = []  # the files this step's tool calls changed
@@ -595,9 +596,7 @@ class Agent:
                 await self.hooks.tests_checked(
                     step, report.ok, f"targeted {shown}: {report.summary()}{again}"
                 )
-                await self._emit(
-                    EventKind.TOOL_RESULT, f"affected tests: {report.summary()}{again}", step
-                )
+                await self._tell_result("affected tests", report, step, again)
                 if not report.ok:
                     return (
                         False,
@@ -606,16 +605,18 @@ class Agent:
                         ),
                         "",
                     )
-                self._checked["targeted"] = f"affected tests ({shown}): {report.summary()}"
+                self._checked["targeted"] = (
+                    f"affected tests ({shown}): {report.summary(with_hint=False)}"
+                )
             await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
             report, again = await self._run_once((), key)
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
             return True, "", str(exc)
         await self.hooks.tests_checked(step, report.ok, report.summary() + again)
-        await self._emit(EventKind.TOOL_RESULT, f"tests: {report.summary()}{again}", step)
+        await self._tell_result("tests", report, step, again)
         if report.ok:
-            self._checked["full"] = f"full suite: {report.summary()}"
+            self._checked["full"] = f"full suite: {report.summary(with_hint=False)}"
             return True, "", ""
         return False, _not_passing("the test suite does not pass", report), ""
 
@@ -633,9 +634,19 @@ class Agent:
         self._verdicts[(selection, key)] = report
         return report, ""
 
+    async def _tell_result(self, what: str, report: TestReport, step: int, again: str = "") -> None:
+        """The totals of a check's test run (`again`: it was not run again); its hint (the
+        virtualenv it ran without...) once per task, on a line of its own, not again on every
+        later run's line."""
+        summary = report.summary(with_hint=False)
+        await self._emit(EventKind.TOOL_RESULT, f"{what}: {summary}{again}", step)
+        if report.hint and report.hint not in self._hints_told:
+            self._hints_told.add(report.hint)
+            await self._emit(EventKind.MESSAGE, f"hint: {report.hint}", step)
+
     def _summary_of_last(self) -> str:
         report = self.verifier.last_report if self.verifier is not None else None
-        return f"full suite: {report.summary()}" if report is not None else ""
+        return f"full suite: {report.summary(with_hint=False)}" if report is not None else ""
 
     def checked(self, verified: bool) -> str:
         """What was checked, for the outcome: "verified: …" or "not verified: …"."""

@@ -91,8 +91,16 @@ class AgentThread:
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the agent loop and return (or raise) its result. Cancelling the
-        caller cancels `work` there and waits until it has stopped before re-raising."""
-        loop = self.loop
+        caller cancels `work` there and waits until it has stopped before re-raising. The
+        first call starts the thread from a worker thread: the caller's loop (the server's)
+        does not stop while the new thread comes up."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            try:
+                loop = await asyncio.to_thread(lambda: self.loop)
+            except BaseException:
+                work.close()
+                raise
         outcome: concurrent.futures.Future[T] = concurrent.futures.Future()
         box: list[asyncio.Task[T]] = []
         with self._lock:

@@ -5,6 +5,7 @@ Only lsprotocol and pygls load at start-up; the agent's state (`state.py`) loads
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from agent_lsp.lsp.state import AgentState
     from agent_lsp.seams import Model
 
+log = logging.getLogger(__name__)
 RUN_TASK_COMMAND = "agentLsp.runTask"
 RUN_TESTS_COMMAND = "agentLsp.runTests"
 
@@ -49,6 +51,7 @@ class AgentLanguageServer(LanguageServer):
         self.client_name = ""  # clientInfo: capabilities under-report some clients' support
         self._state: AgentState | None = None
         self._loading: asyncio.Future[ModuleType] | None = None
+        self._starting: set[asyncio.Future[None]] = set()  # tasks asked for while loading
         # diagnostics that arrived before the agent was loaded (a wrapped server publishes at
         # once on didOpen), handed over when it is: the latest per file
         self._early: dict[str, list[t.Diagnostic]] = {}
@@ -100,6 +103,30 @@ class AgentLanguageServer(LanguageServer):
         if known is not None and not result.applied:
             known.forget(put)
         return result
+
+    def start_task(
+        self, start: Callable[[AgentState, str | None], dict[str, str]]
+    ) -> dict[str, str]:
+        """A command that starts a task, answered at once (an editor may wait for the answer:
+        Eglot does). While the agent still loads (a command right after start-up) the answer is
+        the id the task will have, and `start` runs when the agent is there; a refusal then
+        (another task running) is shown as a message. Never waits on the server's loop."""
+        if self._state is not None:
+            return start(self._state, None)
+        import uuid
+
+        task_id = uuid.uuid4().hex[:8]
+
+        async def when_loaded() -> None:
+            try:
+                start(await self.load(), task_id)
+            except Exception:  # the editor has its answer; the server stays up
+                log.exception("the task %s asked for while loading did not start", task_id)
+
+        job = asyncio.ensure_future(when_loaded())
+        self._starting.add(job)
+        job.add_done_callback(self._starting.discard)
+        return {"taskId": task_id}
 
     def note_editor_diagnostics(self, uri: str, diagnostics: Sequence[t.Diagnostic]) -> None:
         """Recorded after the answer went out: code actions stay cheap. Before the agent is
@@ -161,13 +188,15 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
                 state.apply_editor_settings(deep_merge(ls.options or {}, pulled[0]))
 
     @server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+    async def folders_changed(
+        ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams
+    ) -> None:
         for folder in params.event.added:
             if (path := uri_to_path(folder.uri)) is not None:
-                ls.state.add_folder(path)
+                (await ls.load()).add_folder(path)
         for folder in params.event.removed:
             if (path := uri_to_path(folder.uri)) is not None:
-                ls.state.remove_folder(path)
+                (await ls.load()).remove_folder(path)
 
     @server.feature(
         t.TEXT_DOCUMENT_CODE_ACTION,
@@ -189,13 +218,16 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.command(FIX_COMMAND)
     def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        return ls.state.fix(uri, diagnostic)
+        return ls.start_task(lambda state, task_id: state.fix(uri, diagnostic, task_id=task_id))
 
     @server.command(EXPLAIN_COMMAND)
     def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        from agent_lsp.task import TaskKind
+        def start(state: AgentState, task_id: str | None) -> dict[str, str]:
+            from agent_lsp.task import TaskKind  # (loaded with the state, never before it)
 
-        return ls.state.fix(uri, diagnostic, TaskKind.EXPLAIN)
+            return state.fix(uri, diagnostic, TaskKind.EXPLAIN, task_id=task_id)
+
+        return ls.start_task(start)
 
     @server.command(RUN_TASK_COMMAND)
     def run_task(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
@@ -206,60 +238,63 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         uri = given.get("uri")
         team = given.get("team")  # team mode (agent_lsp.team); unset: the `team.enabled` setting
         chosen = team if isinstance(team, bool) else None
-        return ls.state.run_task(text, str(uri) if uri else None, team=chosen)
+        where = str(uri) if uri else None
+        return ls.start_task(
+            lambda state, task_id: state.run_task(text, where, team=chosen, task_id=task_id)
+        )
 
     @server.command(RUN_TESTS_COMMAND)
-    def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def run_tests(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         uri = _first_dict(args).get("uri")
-        return ls.state.run_tests(str(uri) if uri else None)
+        return (await ls.load()).run_tests(str(uri) if uri else None)
 
     @server.command(APPLY)
     async def apply_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.apply_proposal(str(_first_dict(args).get("proposalId", "")))
+        return await (await ls.load()).apply_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(REJECT)
-    def reject_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.reject_proposal(str(_first_dict(args).get("proposalId", "")))
+    async def reject_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).reject_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(SHOW)
     async def show_proposal(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.show_proposal(str(_first_dict(args).get("proposalId", "")))
+        return await (await ls.load()).show_proposal(str(_first_dict(args).get("proposalId", "")))
 
     @server.command(ANSWER)
-    def answer(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
+    async def answer(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
         given = _first_dict(args)
         choice, question = str(given.get("choice", "")), str(given.get("questionId", ""))
-        return {"answered": ls.state.questions.answer(question, choice)}
+        return {"answered": (await ls.load()).questions.answer(question, choice)}
 
     @server.command("agentLsp.remember")
-    def remember(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def remember(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
-        return ls.state.remember(str(given.get("note", "")), _uri(given))
+        return (await ls.load()).remember(str(given.get("note", "")), _uri(given))
 
     @server.command("agentLsp.showLog")
     async def show_log(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.show_log(_uri(_first_dict(args)))
+        return await (await ls.load()).show_log(_uri(_first_dict(args)))
 
     @server.command("agentLsp.memoryList")
     async def memory_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return await ls.state.memory("list", "", _uri(_first_dict(args)))
+        return await (await ls.load()).memory("list", "", _uri(_first_dict(args)))
 
     @server.command("agentLsp.memoryShow")
     async def memory_show(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return await ls.state.memory("show", str(given.get("name", "")), _uri(given))
+        return await (await ls.load()).memory("show", str(given.get("name", "")), _uri(given))
 
     @server.command("agentLsp.memoryForget")
     async def memory_forget(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return await ls.state.memory("forget", str(given.get("name", "")), _uri(given))
+        return await (await ls.load()).memory("forget", str(given.get("name", "")), _uri(given))
 
     @server.command("agentLsp.undo")
-    def undo(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+    async def undo(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
         given = _first_dict(args)
         steps = given.get("steps", 1)
         task_id = given.get("taskId")
-        return ls.state.undo(
+        return (await ls.load()).undo(
             None if steps is None else int(steps), str(task_id) if task_id else None, _uri(given)
         )
 
@@ -274,28 +309,28 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         )
 
     @server.command("agentLsp.improve")
-    def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+    async def improve(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
         request, yes = str(given.get("request", "")), given.get("yes") is True
-        return ls.state.improvements.start(request, _uri(given), yes=yes)
+        return (await ls.load()).improvements.start(request, _uri(given), yes=yes)
 
     @server.command("agentLsp.improveList")
-    def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.improvements.listing(_uri(_first_dict(args)))
+    async def improve_list(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).improvements.listing(_uri(_first_dict(args)))
 
     @server.command("agentLsp.improveRevert")
-    def improve_revert(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+    async def improve_revert(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
         given = _first_dict(args)
-        return ls.state.improvements.revert(str(given.get("id", "")), _uri(given))
+        return (await ls.load()).improvements.revert(str(given.get("id", "")), _uri(given))
 
     @server.command(STEER)
-    def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
-        return ls.state.control.steer(str(_first_dict(args).get("note", "")))
+    async def steer(ls: AgentLanguageServer, *args: Any) -> dict[str, Any]:
+        return (await ls.load()).control.steer(str(_first_dict(args).get("note", "")))
 
     @server.command(CANCEL_COMMAND)
-    def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
+    async def cancel(ls: AgentLanguageServer, *args: Any) -> dict[str, bool]:
         task_id = _first_dict(args).get("taskId")
-        return {"cancelled": ls.state.tasks.cancel(str(task_id) if task_id else None)}
+        return {"cancelled": (await ls.load()).tasks.cancel(str(task_id) if task_id else None)}
 
     # The document store is pygls' (updated before these run); what the agent does on open, save
     # and new settings waits for it to load, in arrival order, without holding up requests.

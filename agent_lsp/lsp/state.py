@@ -163,14 +163,19 @@ class AgentState:
         return {"taskId": task_id}
 
     def fix(
-        self, uri: str, diagnostic: t.Diagnostic, kind: TaskKind = TaskKind.FIX
+        self,
+        uri: str,
+        diagnostic: t.Diagnostic,
+        kind: TaskKind = TaskKind.FIX,
+        task_id: str | None = None,
     ) -> dict[str, str]:
+        """`task_id`: the id already given to the editor (asked while the agent loaded)."""
         path = uri_to_path(uri)
         session = self.session_for(uri)
         relative = _relative(session.root, path) if path else None
         info = diagnostic_info(diagnostic)
         task = Task(kind=kind, instruction="", path=relative, diagnostic=info)
-        return self.start_task(task, session)
+        return self.start_task(task, session, task_id=task_id)
 
     def start_suggestion(
         self, uri: str, diagnostic: t.Diagnostic, suggestions: Suggestions, key: Any
@@ -196,7 +201,11 @@ class AgentState:
         )
 
     def run_task(
-        self, text: str, uri: str | None = None, team: bool | None = None
+        self,
+        text: str,
+        uri: str | None = None,
+        team: bool | None = None,
+        task_id: str | None = None,
     ) -> dict[str, str]:
         """A free-text task, in the folder of `uri` (the file the user is in) if given; in team
         mode when `team` says so or, not given, the `team.enabled` setting does."""
@@ -205,7 +214,7 @@ class AgentState:
         path = uri_to_path(uri) if uri else None
         relative = _relative(session.root, path) if path else None
         task = Task(kind=TaskKind.TASK, instruction=text, path=relative)
-        return self.start_task(task, session, team=team)
+        return self.start_task(task, session, team=team, task_id=task_id)
 
     def run_tests(self, uri: str | None) -> dict[str, str]:
         path = uri_to_path(uri) if uri else None

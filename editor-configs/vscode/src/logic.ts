@@ -41,9 +41,10 @@ export const DEFAULT_SERVER_PATH = "agent-lsp";
 export const DEFAULT_SERVER_ARGS: readonly string[] = ["serve"];
 /** Title of the server's work-done progress; its tokens start with "agent-lsp/". */
 export const PROGRESS_TITLE = "agent-lsp";
-/** The install line a missing server's message shows (the PyPI distribution's name). */
-export const INSTALL_COMMAND = "uv tool install agent-lsp-editor";
-export const INSTALL_ALTERNATIVE = "pipx install agent-lsp-editor";
+/** The install line a missing server's message shows: in a checkout of agent-lsp (its
+ * distribution, `agent-lsp-editor`, is not on PyPI yet). */
+export const INSTALL_COMMAND = "uv tool install .";
+export const INSTALL_ALTERNATIVE = "pipx install .";
 
 // ---------------------------------------------------------------- server command line
 
@@ -164,7 +165,8 @@ export function missingServerNotice(
     level: "error",
     text:
       `agent-lsp: the server "${command}" was not found (${where}). ` +
-      `Install it with \`${INSTALL_COMMAND}\` (or \`${INSTALL_ALTERNATIVE}\`), ` +
+      "Install it from a checkout of agent-lsp: " +
+      `\`${INSTALL_COMMAND}\` (or \`${INSTALL_ALTERNATIVE}\`) in it, ` +
       "or set agentLsp.server.path to its full path in your User settings.",
   };
 }

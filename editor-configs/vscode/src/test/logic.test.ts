@@ -168,8 +168,8 @@ suite("finding the server", () => {
     assert.equal(
       notice.text,
       'agent-lsp: the server "agent-lsp" was not found (looked on PATH and in ~/.local/bin, ' +
-        "~/.local/share/agent-lsp/bin, /work/proj/.venv/bin). Install it with " +
-        "`uv tool install agent-lsp-editor` (or `pipx install agent-lsp-editor`), or set " +
+        "~/.local/share/agent-lsp/bin, /work/proj/.venv/bin). Install it from a checkout of " +
+        "agent-lsp: `uv tool install .` (or `pipx install .`) in it, or set " +
         "agentLsp.server.path to its full path in your User settings.",
     );
     assert.match(
