@@ -17,35 +17,44 @@ from tests.realmodel.test_realmodel import environment
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 SOURCE = '''\
-import re
+def share(part: float, whole: float) -> float:
+    """The share of `part` in `whole`: 0.25 for 1 of 4."""
+    return part / whole
 
 
-def slugify(text):
-    """A URL slug: words joined by dashes."""
-    words = re.findall(r"[A-Za-z0-9]+", text)
-    return "-".join(words)
+def as_percent(part: float, whole: float) -> float:
+    return round(share(part, whole) * 100, 1)
 '''
 TESTS = """\
-from text import slugify
+import pytest
+from shares import as_percent, share
 
 
-def test_words_are_joined_by_dashes():
-    assert slugify("hello world") == "hello-world"
+def test_share():
+    assert share(1, 4) == 0.25
 
 
-def test_slugs_are_lowercase():
-    assert slugify("Hello World") == "hello-world"
+def test_an_empty_whole_is_a_value_error():
+    with pytest.raises(ValueError):
+        share(2, 0)
+
+
+def test_as_percent():
+    assert as_percent(1, 8) == 12.5
 """
-TASK = "Make the failing tests in test_text.py pass: slugify must return lowercase slugs"
+TASK = (
+    "test_shares.py fails: share() with a whole of 0 must raise ValueError, not "
+    "ZeroDivisionError. Fix shares.py; do not change the tests."
+)
 
 
 def test_a_real_small_model_fixes_a_failing_test(coder_server: LlamaServer, tmp_path: Path) -> None:
-    project = tmp_path / "work" / "slug"
+    project = tmp_path / "work" / "shares"
     project.mkdir(parents=True)
-    (project / "text.py").write_text(SOURCE)
-    (project / "test_text.py").write_text(TESTS)
+    (project / "shares.py").write_text(SOURCE)
+    (project / "test_shares.py").write_text(TESTS)
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-    tests_before = hashlib.sha256((project / "test_text.py").read_bytes()).hexdigest()
+    tests_before = hashlib.sha256((project / "test_shares.py").read_bytes()).hexdigest()
     env = environment(tmp_path / "home", coder_server)
     config = tmp_path / "home" / ".config" / "agent-lsp" / "config.toml"
     config.write_text(
@@ -77,4 +86,4 @@ def test_a_real_small_model_fixes_a_failing_test(coder_server: LlamaServer, tmp_
         check=False,
     )
     assert native.returncode == 0, native.stdout + report
-    assert hashlib.sha256((project / "test_text.py").read_bytes()).hexdigest() == tests_before
+    assert hashlib.sha256((project / "test_shares.py").read_bytes()).hexdigest() == tests_before
