@@ -21,7 +21,7 @@ from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_k
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
-from agent_lsp.loop.small import HOW_TO_ANSWER, SMALL_SYSTEM_PROMPT, first_look
+from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
@@ -498,18 +498,20 @@ class Agent:
     def _small_reminder(self, budget: int = 8_000) -> str:
         """For a small model whose reply did not finish the task: the code files it was shown
         or changed, as they are now, and how to answer (it forgets both within a few turns)."""
-        files = list(dict.fromkeys([*self._shown, *self.workspace.changed_files]))
+        files = [
+            rel
+            for rel in dict.fromkeys([*self._shown, *self.workspace.changed_files])
+            if not is_test_file(rel)
+        ]
         parts: list[str] = []
         for rel in files:
-            if is_test_file(rel):
-                continue
             shown = self._as_it_is(rel)
             if shown and len(shown) <= budget:
                 budget -= len(shown)
                 parts.append(shown)
-        code = [rel for rel in files if not is_test_file(rel)]
-        how = HOW_TO_ANSWER.format(path=code[0]) if code else ""
-        return "".join(parts) + (f"\n\n{how}" if how else "")
+        if not files:
+            return "".join(parts)
+        return "".join(parts) + "\n\n" + how_to_answer(parts)
 
     def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
         """A file's current text for the model after an edit of it failed (a small one), as
