@@ -164,7 +164,8 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
         ["read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"]
     )
     assert "<tool_call>" in system and "SEARCH/REPLACE" in system
-    assert user.endswith(HOW_TO_ANSWER)  # whole files, as it was shown them: small files
+    assert user.endswith(HOW_TO_ANSWER.format(files="calc.py"))  # whole files: small ones
+    assert user.index("tests/test_calc.py\n```") < user.index("\ncalc.py\n```")  # code last
     assert "FAILED tests/test_calc.py::test_average" in user
     assert f"calc.py\n```\n{before.rstrip()}\n```" in user
     assert "Project map" not in user  # the files shown say more
@@ -246,6 +247,6 @@ async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_form
     assert "no change" in told
     assert "FAILED tests/test_calc.py::test_average" in told
     assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
-    assert told.endswith(HOW_TO_ANSWER)
+    assert told.endswith(HOW_TO_ANSWER.format(files="calc.py"))
     assert told.count("as it is now:") == 1
     assert (project / "calc.py").read_text().count(FIX) == 1

@@ -504,14 +504,16 @@ class Agent:
             if not is_test_file(rel)
         ]
         parts: list[str] = []
+        code: dict[str, str] = {}
         for rel in files:
             shown = self._as_it_is(rel)
             if shown and len(shown) <= budget:
                 budget -= len(shown)
                 parts.append(shown)
+                code[rel] = shown
         if not files:
             return "".join(parts)
-        return "".join(parts) + "\n\n" + how_to_answer(parts)
+        return "".join(parts) + "\n\n" + how_to_answer(code)
 
     def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
         """A file's current text for the model after an edit of it failed (a small one), as

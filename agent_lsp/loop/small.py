@@ -39,22 +39,24 @@ Project: {profile}
 
 WHOLE_LINES = 150  # a file up to this size is answered whole (aider's "whole" format)
 HOW_TO_ANSWER = (
-    "Change the code so that the tests pass (not the tests, unless the task asks for it). "
+    "Change {files} so that the tests pass (not the tests, unless the task asks for it). "
     "Answer with the whole new text of each file you change: its path alone on a line, then "
     "the file in a code block, the way the files are shown above."
 )
 HOW_TO_ANSWER_BIG = (
-    "Change the code so that the tests pass (not the tests, unless the task asks for it). "
+    "Change {files} so that the tests pass (not the tests, unless the task asks for it). "
     "Write each change as a SEARCH/REPLACE block: the file's path alone on a line, then a line "
     "<<<<<<< SEARCH, the exact lines to change as the file has them now, a line =======, the "
     "new lines, and a line >>>>>>> REPLACE."
 )
 
 
-def how_to_answer(texts: list[str]) -> str:
-    """How a small model should write its change: whole files while they are small."""
-    big = any(text.count("\n") > WHOLE_LINES for text in texts)
-    return HOW_TO_ANSWER_BIG if big else HOW_TO_ANSWER
+def how_to_answer(code: dict[str, str]) -> str:
+    """How a small model should write its change to the code files `code` (path -> text):
+    whole files while they are small; the files named (or "the code" when there are none)."""
+    big = any(text.count("\n") > WHOLE_LINES for text in code.values())
+    files = " or ".join(code) if code else "the code"
+    return (HOW_TO_ANSWER_BIG if big else HOW_TO_ANSWER).format(files=files)
 
 
 SMALL_TOOLS = frozenset(
@@ -107,8 +109,9 @@ async def first_look(
         for imported in await asyncio.to_thread(_imports_of, workspace.root, rel):
             if imported not in wanted:
                 wanted.append(imported)
-    # the code under test first: what the model must change, then what it must satisfy
-    wanted.sort(key=lambda rel: is_test_file(rel))
+    # the tests first, the code to change last, right before how to answer: a small model
+    # writes back the file it read last
+    wanted.sort(key=lambda rel: not is_test_file(rel))
     parts: list[str] = []
     shown: list[str] = []
     texts: dict[str, str] = {}
@@ -133,7 +136,7 @@ async def first_look(
     if left_out:
         out.append("Also relevant (read_file to see them): " + ", ".join(left_out))
     if shown:
-        out.append(how_to_answer([t for rel, t in texts.items() if not is_test_file(rel)]))
+        out.append(how_to_answer({r: t for r, t in texts.items() if not is_test_file(r)}))
     return FirstLook("\n\n".join(out), shown)
 
 
