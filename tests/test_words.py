@@ -89,3 +89,13 @@ def test_attempted_calls_are_recognised_in_their_usual_disguises() -> None:
     assert attempted("&lt;tool_call&gt;{&#34;name&#34;: &#34;x&#34;}")
     assert attempted("functions.run_tests:")
     assert not attempted("The tests pass now; I changed the divisor.")
+
+
+def test_a_test_file_named_with_backslashes_is_still_a_test_file() -> None:
+    files = {"proj/tests/test_text.py": "def test_it():\n    assert 0\n", **FILES}
+    for path in ("tests\\test_text.py", "proj\\tests\\test_text.py"):
+        found = edits_in_words(
+            f"```python {path}\ndef test_it():\n    assert True\n```\n", files.get
+        )
+        assert found.edits == [], path
+        assert "test file" in found.problems[0]

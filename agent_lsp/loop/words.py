@@ -153,7 +153,9 @@ def _block_text(raw: str) -> str:
 
 
 def _clean(word: str) -> str:
-    return word.strip().strip("`*'\":,;()[]<>").removeprefix("./")
+    """A path as a model wrote it, with "/" for every separator (a backslash is one on
+    Windows, and the workspace reads it so: the test-file check must too)."""
+    return word.strip().strip("`*'\":,;()[]<>").replace("\\", "/").removeprefix("./")
 
 
 def _existing(word: str, read: Reader) -> str | None:
