@@ -452,8 +452,8 @@ def test_a_missing_server_is_explained(
         {
             "level": "error",
             "text": 'agent-lsp: the server "/nonexistent/agent-lsp" was not found (no such '
-            "executable file). Install it with `uv tool install agent-lsp-editor` (or `pipx "
-            "install agent-lsp-editor`), or set agentLsp.server.path to its full path in your "
+            "executable file). Install it from a checkout of agent-lsp: `uv tool install .` (or "
+            "`pipx install .`) in it, or set agentLsp.server.path to its full path in your "
             "User settings.",
             "items": ["Open setting"],
         }
