@@ -125,6 +125,7 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
         "compaction.task",
         "compaction.explain",
         "tests.args",  # the tests run the repository's code already (README: tests.args)
+        "tests.command",  # runs where scripts.test would: the sandbox, or the gate asks
         "team.enabled",
         "team.workers",
         "team.reviewRounds",
