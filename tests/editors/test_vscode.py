@@ -488,8 +488,8 @@ def test_a_server_off_the_extension_hosts_path_is_found(
     (error,) = [m for m in seen["messages"] if m["level"] == "error"]
     assert error["text"] == (
         'agent-lsp: the server "agent-lsp" was not found (looked on PATH and in ~/.local/bin, '
-        f"~/.local/share/agent-lsp/bin, {project}/.venv/bin). Install it with `uv tool install "
-        "agent-lsp-editor` (or `pipx install agent-lsp-editor`), or set agentLsp.server.path to "
-        "its full path in your User settings."
+        f"~/.local/share/agent-lsp/bin, {project}/.venv/bin). Install it from a checkout of "
+        "agent-lsp: `uv tool install .` (or `pipx install .`) in it, or set agentLsp.server.path "
+        "to its full path in your User settings."
     )
     assert error["items"] == ["Open setting"]
