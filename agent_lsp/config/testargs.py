@@ -1,60 +1,166 @@
 """Which `tests.args` a source the user did not write may set (an untrusted repository's
-`.agent-lsp/config.toml`, a model's improvement proposal): arguments that change what the tests
-do, never ones that name a path outside the workspace or make the runner write files (pytest
-`--basetemp`, which empties the folder first; `--junitxml`; `-o cache_dir=`; jest and vitest
-`--outputFile`; go `-o`, `-coverprofile` …), nor an argument file (`@args`) or `-o addopts=`
-that could hold such options."""
+`.agent-lsp/config.toml`, a model's improvement proposal).
+
+A list of options known to be harmful cannot be complete: runners group short options
+(`-vo log_file=/x` is `-v -o log_file=/x`), accept abbreviations and add options with every
+release. So such a source may set only what is listed here as harmless — options that change
+which tests run and how their results read, each with a value of the shape it needs — and test
+ids or paths inside the workspace. Anything else (pytest `--basetemp`, which empties its folder
+first; `--junitxml`; `-o cache_dir=`; jest and vitest `--outputFile`; go `-o`, `-coverprofile`;
+an argument file `@args`; a path through `..`) is refused; the user's own settings may set
+anything."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 __all__ = ["unsafe_test_args"]
 
-# Option names (lower case, without dashes and underscores, so `--output-file`, `--outputFile`
-# and `-outputfile` are one) that write files or move where the runner looks or writes.
-_WRITES = frozenset(
-    # pytest and its common plugins
-    {"basetemp", "junitxml", "resultlog", "reportlog", "rootdir", "confcutdir", "logfile"}
-    | {"debug", "html", "jsonreportfile", "covreport", "pastebin", "cachedir", "configfile"}
-    | {"c", "inifile"}
-    # jest, vitest
-    | {"outputfile", "cachedirectory", "coveragedirectory", "coveragereportsdirectory"}
-    | {"config", "roots", "root", "dir", "cachedir", "json"}
-    # go test and go build
-    | {"coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace"}
-    | {"outputdir", "exec", "toolexec", "overlay", "modfile", "pkgdir", "fuzzcachedir"}
-)
-# `-o`/`--override-ini` keys of pytest that name paths or smuggle options in.
+_WORD = re.compile(r"[A-Za-z0-9_.,:+-]+")
+_NUMBER = re.compile(r"\d+%?|auto|logical")
+_DURATION = re.compile(r"\d+(\.\d+)?(ns|us|ms|s|m|h)?")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _text(value: str) -> bool:
+    """A selection expression (`-k "not slow"`, `-run TestFoo/bar`): any printable text that is
+    not itself an option."""
+    return bool(value) and not value.startswith("-")
+
+
+def _plugin_off(value: str) -> bool:
+    return value.startswith("no:") and bool(_NAME.fullmatch(value[3:].replace(".", "_")))
+
+
+def _inside(value: str) -> bool:
+    return bool(value) and _path_problem(value) is None
+
+
+def _report(value: str) -> bool:  # pytest-cov: a report kind printed, never a file (`html:dir`)
+    return value in {"term", "term-missing", "term:skip-covered", "term-missing:skip-covered"}
+
+
+# pytest's ini keys `-o key=value` may override: how tests are collected, marked and shown.
 _INI_KEYS = frozenset(
-    {"cache_dir", "log_file", "addopts", "testpaths", "pythonpath", "rootdir", "confcutdir"}
-    | {"basetemp", "junit_logging", "required_plugins", "junit_suite_name"}
+    {"xfail_strict", "log_cli", "log_cli_level", "log_level", "filterwarnings", "markers"}
+    | {"python_files", "python_classes", "python_functions", "console_output_style"}
+    | {"asyncio_mode", "asyncio_default_fixture_loop_scope", "timeout", "timeout_method"}
+    | {"empty_parameter_set_mark", "doctest_optionflags", "faulthandler_timeout", "minversion"}
+    | {"verbosity_assertions", "verbosity_test_cases", "truncation_limit_lines"}
+    | {"truncation_limit_chars", "usefixtures", "norecursedirs"}
 )
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DOTDOT = re.compile(r"(^|[/\\])\.\.([/\\]|$)")
 
 
-def _norm(name: str) -> str:
-    return name.lstrip("-").split("=", 1)[0].lower().replace("-", "").replace("_", "")
+def _ini(value: str) -> bool:
+    key, eq, setting = value.partition("=")
+    return bool(eq) and key in _INI_KEYS and (setting == "" or _path_problem(setting) is None)
 
 
-def _outside(text: str) -> bool:
-    """A path that leaves the folder it is read from: absolute, from a home, or through `..`."""
-    text = text.strip().strip("'\"")
-    if ":" in text and not text.startswith(("/", "~")):  # html:dir, junit:path, a drive
-        text = text.split(":", 1)[1] if len(text.split(":", 1)[0]) > 1 else text[2:]
-    return text.startswith(("/", "\\", "~")) or bool(_DOTDOT.search(text))
+# Options without a value (pytest, jest, vitest, go test), as written.
+_FLAGS = frozenset(
+    {"-v", "-vv", "-vvv", "-q", "-qq", "-x", "-s", "-l", "--verbose", "--quiet", "--exitfirst"}
+    | {"--showlocals", "--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first"}
+    | {"--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--strict-markers", "--strict"}
+    | {"--strict-config", "--disable-warnings", "--disable-pytest-warnings", "--no-header"}
+    | {"--no-summary", "--runxfail", "--full-trace", "--cov", "--cov-branch", "--no-cov"}
+    | {"--doctest-modules", "--doctest-continue-on-failure", "--setup-show", "--co"}
+    # jest and vitest
+    | {"--runInBand", "-i", "--bail", "--ci", "--silent", "--passWithNoTests", "--no-cache"}
+    | {"--detectOpenHandles", "--forceExit", "--noStackTrace", "--coverage", "--run"}
+    | {"--no-file-parallelism", "--typecheck", "--allowOnly", "--globals", "--isolate"}
+    | {"--no-isolate", "--expand", "--errorOnDeprecated", "--logHeapUsage", "--no-watchman"}
+    # go test
+    | {"-race", "-short", "-failfast", "-benchmem", "-cover", "-msan", "-asan", "-trimpath"}
+)
+# Options with a value (`--opt value` or `--opt=value`), and the value each accepts.
+_VALUED = {
+    "-k": _text,
+    "-m": _text,
+    "--tb": _NAME.fullmatch,
+    "-n": _NUMBER.fullmatch,
+    "--numprocesses": _NUMBER.fullmatch,
+    "--maxfail": _NUMBER.fullmatch,
+    "--durations": _NUMBER.fullmatch,
+    "--durations-min": _DURATION.fullmatch,
+    "--timeout": _DURATION.fullmatch,
+    "-p": _plugin_off,
+    "-r": re.compile(r"[fEsxXpPaAwNR]+").fullmatch,
+    "-o": _ini,
+    "--override-ini": _ini,
+    "--cov": _inside,
+    "--cov-report": _report,
+    "--capture": _NAME.fullmatch,
+    "--color": _NAME.fullmatch,
+    "--code-highlight": _NAME.fullmatch,
+    "--import-mode": _NAME.fullmatch,
+    "-W": _text,
+    "--randomly-seed": _WORD.fullmatch,
+    # jest and vitest
+    "-t": _text,
+    "--testNamePattern": _text,
+    "--maxWorkers": _NUMBER.fullmatch,
+    "--testTimeout": _NUMBER.fullmatch,
+    "--reporter": _NAME.fullmatch,
+    "--pool": _NAME.fullmatch,
+    "--shard": re.compile(r"\d+/\d+").fullmatch,
+    "--project": _NAME.fullmatch,
+    "--seed": _WORD.fullmatch,
+    # go test
+    "-run": _text,
+    "-skip": _text,
+    "-bench": _text,
+    "-count": _NUMBER.fullmatch,
+    "-timeout": _DURATION.fullmatch,
+    "-parallel": _NUMBER.fullmatch,
+    "-cpu": re.compile(r"\d+(,\d+)*").fullmatch,
+    "-tags": _WORD.fullmatch,
+    "-benchtime": _WORD.fullmatch,
+    "-shuffle": _WORD.fullmatch,
+    "-covermode": _NAME.fullmatch,
+    "-coverpkg": _WORD.fullmatch,
+    "-mod": _NAME.fullmatch,
+    "-vet": _WORD.fullmatch,
+}
+# pytest's grouped short flags (`-vx`) and the attached forms it reads (`-rA`, `-n2`).
+_GROUPED = re.compile(r"-[vqxsl]{2,}")
+_ATTACHED = {"-r": "-r", "-n": "-n"}
 
 
-def _writes(arg: str) -> bool:
-    if not arg.startswith("-") or arg in ("-", "--"):
-        return False
-    name = _norm(arg)
-    if name in _WRITES:
-        return True
-    # vitest's dotted forms: --outputFile.json=…, --coverage.reportsDirectory=…, --cache.dir
-    # (pytest, jest and go accept no abbreviations: the names are matched whole)
-    return "." in name and name.split(".", 1)[0] in {"outputfile", "coverage", "cache"}
+def _path_problem(text: str) -> str | None:
+    """A path that leaves the workspace: absolute, from a home, or through `..`."""
+    path = text.strip().strip("'\"").replace("\\", "/")
+    if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:", path):
+        return "names a path outside the workspace"
+    if posixpath.normpath(path).split("/")[0] == ".." or ".." in path.split("/"):
+        return "names a path outside the workspace"
+    return None
+
+
+def _option_problem(args: list[str], i: int) -> tuple[str | None, int]:
+    """Why the option at `args[i]` may not be set, and how many arguments it took."""
+    arg = args[i]
+    if arg in _FLAGS or _GROUPED.fullmatch(arg):
+        return None, 1
+    name, eq, value = arg.partition("=")
+    if name in _VALUED:
+        if not eq:
+            if i + 1 >= len(args):
+                return f"{arg!r} needs a value", 1
+            value, taken = args[i + 1], 2
+        else:
+            taken = 1
+        if _VALUED[name](value):
+            return None, taken
+        return f"{name} {value!r} is not a value agent-lsp accepts from this source", taken
+    for short, key in _ATTACHED.items():
+        if arg.startswith(short) and len(arg) > len(short) and _VALUED[key](arg[len(short) :]):
+            return None, 1
+    return (
+        f"{arg!r} is not an option agent-lsp accepts from a source you did not write (it may "
+        "write files or look elsewhere; set it in your own config)",
+        1,
+    )
 
 
 def unsafe_test_args(args: list[str]) -> str | None:
@@ -62,21 +168,20 @@ def unsafe_test_args(args: list[str]) -> str | None:
     i = 0
     while i < len(args):
         arg = args[i]
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in arg):
+            return f"{arg!r} holds control characters"
         if arg.startswith("@"):
             return f"{arg!r} reads arguments from a file"
-        if _writes(arg):
-            return f"{arg!r} makes the test runner write files or look elsewhere"
-        if arg in ("-o", "--override-ini") or arg.startswith(("-o", "--override-ini=")):
-            if arg in ("-o", "--override-ini"):  # pytest's ini override, or go's output file
-                value = args[i + 1] if i + 1 < len(args) else ""
-                i += 1
-            else:
-                value = arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
-            key, _, setting = value.partition("=")
-            if not _KEY.fullmatch(key) or key in _INI_KEYS or _outside(setting):
-                shown = arg if value in arg else f"{arg} {value}"
-                return f"{shown!r} writes a file or moves where the runner looks"
-        elif _outside(arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg):
-            return f"{arg!r} names a path outside the workspace"
+        if arg.startswith("-"):
+            problem, taken = _option_problem(args, i)
+            if problem:
+                return problem
+            i += taken
+            continue
+        if arg.startswith("+") or not arg.strip():
+            return f"{arg!r} is neither an option nor a test id or path"
+        problem = _path_problem(arg.partition("::")[0].removesuffix("/..."))
+        if problem:
+            return f"{arg!r} {problem}"
         i += 1
     return None

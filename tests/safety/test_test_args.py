@@ -23,6 +23,11 @@ SAFE_ARGS = [
     ["-race", "-count=1"],
     ["--maxWorkers=2"],
     ["-v", "tests/unit"],
+    ["-vx", "-rA", "-n2", "--tb=short"],
+    ["-p", "no:cacheprovider", "-W", "error::DeprecationWarning"],
+    ["--runInBand", "-t", "adds numbers", "--maxWorkers", "50%"],
+    ["-run", "TestFoo/bar", "-timeout=30s", "./pkg/..."],
+    ["tests/test_x.py::test_a[1-2]"],
 ]
 UNSAFE_ARGS = [
     ["--basetemp=/tmp/x"],
@@ -51,6 +56,25 @@ UNSAFE_ARGS = [
     ["/elsewhere/tests"],
     ["~/tests"],
     ["@args.txt"],
+    # grouped short options hide an option that takes a value (pytest reads `-vo x` as -v -o x)
+    ["-vo", "log_file=/tmp/x.log"],
+    ["-vvo", "cache_dir=/tmp/c"],
+    ["-rAo", "addopts=--basetemp=/tmp/x"],
+    ["-vc", "pytest.ini"],
+    ["-qp", "pytest_html"],
+    ["-o", "log_file=build/x.log"],  # an ini key not on the list, even inside
+    ["-o", "addopts=-q"],
+    ["--basetemp=build/tmp"],
+    [".."],
+    ["..", "tests"],
+    ["tests/../../x"],
+    ["C:/x"],
+    ["-k"],  # a value missing
+    ["-p", "some_plugin"],  # loads a module: only `no:` switches one off
+    ["--", "tests"],
+    ["--cov=/elsewhere"],
+    ["-vvvv", "--unknown-option"],
+    ["tests/\x1b[2J"],
 ]
 
 
