@@ -5,10 +5,17 @@ A repository's config can run programs (`core.fsmonitor`, filters, textconv, an 
 diff, a pager, hooks), and the agent's commands could have written it. So git runs confined
 like any command — read-only, no network, no API keys — with system and global config
 ignored and the executable settings switched off on the command line. Without an OS sandbox,
-git does not run at all in a repository whose config names a program."""
+git does not run at all in a repository whose config names a program.
+
+git sees the workspace and nothing else: its work tree is the workspace whatever the config
+says (`core.worktree`), its git folder is the workspace's `.git` — a `.git` file may point
+elsewhere only to a linked worktree or a submodule that points back (git's own records of
+them), never to another repository — and it never looks for a repository above the
+workspace."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -83,15 +90,41 @@ class Git:
             problem = await self._unsafe_config()
             if problem:
                 return CommandResult(("git", *args), 126, problem, False, False, 0, 0.0)
+        pinned = self.pinned()
+        if isinstance(pinned, str):
+            code = 128 if pinned.startswith("fatal:") else 126
+            return CommandResult(("git", *args), code, pinned, False, False, 0, 0.0)
         env = {**os.environ, **GIT_ENV}
         return await self.shell.run(
-            [self.program, *HARDENED, *args], cwd=self.root, timeout=timeout, env=env
+            [self.program, *pinned, *HARDENED, *args], cwd=self.root, timeout=timeout, env=env
         )
 
+    def pinned(self) -> list[str] | str:
+        """The options that hold git to the workspace, or why git may not run here."""
+        root = Path(os.path.realpath(self.root))
+        dot = root / ".git"
+        if dot.is_symlink():
+            return "git not run: the workspace's .git is a link"
+        if dot.is_dir():
+            folder: Path | None = dot
+        elif dot.is_file():
+            folder = linked_git_folder(root, dot)
+            if folder is None:
+                return (
+                    "git not run: the workspace's .git file points to a git folder outside it "
+                    "that is not a worktree or submodule of this folder"
+                )
+        else:  # a repository above the workspace is not the workspace's
+            return f"fatal: not a git repository: {root} has no .git"
+        return [f"--git-dir={folder}", f"--work-tree={root}"]
+
     async def _unsafe_config(self) -> str | None:
+        pinned = self.pinned()
+        if isinstance(pinned, str):
+            return None if pinned.startswith("fatal:") else pinned
         env = {**os.environ, **GIT_ENV}
         listed = await self.shell.run(
-            [self.program, "config", "--list", "--name-only", "--show-scope"],
+            [self.program, *pinned, "config", "--list", "--name-only", "--show-scope"],
             cwd=self.root,
             timeout=15,
             env=env,
@@ -109,6 +142,37 @@ class Git:
                 f"({', '.join(sorted(set(names))[:5])}) and there is no OS sandbox"
             )
         return None
+
+
+def linked_git_folder(root: Path, dot: Path) -> Path | None:
+    """Where the `.git` file `dot` of `root` points, when git may follow it: a folder inside
+    the workspace, a linked worktree's folder whose `gitdir` record names this `.git`, or a
+    submodule's folder whose `core.worktree` is this workspace."""
+    try:
+        match = _GITDIR.search(dot.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    if match is None:
+        return None
+    folder = Path(os.path.realpath(dot.parent / match.group(1)))
+    if not folder.is_dir():
+        return None
+    if folder.is_relative_to(root):
+        return folder
+    with contextlib.suppress(OSError):
+        back = (folder / "gitdir").read_text(encoding="utf-8").strip()
+        if Path(os.path.realpath(folder / back)) == dot:
+            return folder
+    with contextlib.suppress(OSError):
+        config = (folder / "config").read_text(encoding="utf-8", errors="replace")
+        for value in _WORKTREE.findall(config):
+            if Path(os.path.realpath(folder / value.strip().strip('"'))) == root:
+                return folder
+    return None
+
+
+_GITDIR = re.compile(r"^gitdir:\s*(.+?)\s*$", re.M)
+_WORKTREE = re.compile(r"^\s*worktree\s*=\s*(.+?)\s*$", re.M | re.I)
 
 
 def _nothing(rel: str) -> bool:

@@ -1,0 +1,134 @@
+"""git as the agent's tools run it sees the workspace and nothing else, sandbox on or off: a
+repository cannot point git's work tree at the user's home (`core.worktree`) or its git folder
+at another repository beside it (a `.git` file `gitdir: ../other/.git`) and so read files
+outside the workspace into the model's context. A linked worktree and a submodule, which point
+outside for good reasons, keep working. With the real git, through the session's git tools."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.config.schema import Settings
+from agent_lsp.project.workspace import Workspace
+from agent_lsp.session import Session
+from agent_lsp.tools.git import GitDiffArgs, GitDiffTool, GitStatusArgs, GitStatusTool
+from tests.fakes.channel import RecordingChannel
+from tests.safety.test_sandbox import require_sandbox
+
+ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(cwd: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={"PATH": "/usr/bin:/bin", **ENV},
+    )
+    return done.stdout.strip()
+
+
+def session_for(ws: Path, sandboxed: bool) -> Session:
+    return Session(ws, Settings.model_validate({"sandbox": {"enabled": sandboxed}}))
+
+
+async def seen_by_tools(ws: Path, sandboxed: bool) -> str:
+    session = session_for(ws, sandboxed)
+    try:
+        workspace = Workspace(ws, RecordingChannel())
+        status = await GitStatusTool(workspace, session.git).run(GitStatusArgs())
+        diff = await GitDiffTool(workspace, session.git).run(GitDiffArgs(path=None))
+        return status.output + "\n" + diff.output
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    """A fake home with a secret, and a workspace beside it."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh/id_rsa").write_text("-----BEGIN KEY----- home-canary-key\n")
+    (home / "notes.txt").write_text("home-canary-notes\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return home, ws
+
+
+def ship_index_over(ws: Path, names: list[str]) -> None:
+    """A repository whose last commit tracks `names` with stand-in content: a diff against the
+    real files would print them."""
+    git(ws, "init", "-q")
+    for name in names:
+        blob = git(ws, "hash-object", "-w", "--stdin", stdin="stand-in\n")
+        git(ws, "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+    git(ws, "commit", "-qm", "shipped")
+
+
+@pytest.mark.parametrize("sandboxed", [False, True])
+async def test_a_work_tree_set_to_the_home_shows_nothing_of_it(
+    layout: tuple[Path, Path], sandboxed: bool
+) -> None:
+    home, ws = layout
+    if sandboxed:
+        require_sandbox(home, ws.parent)
+    ship_index_over(ws, ["notes.txt", ".ssh/id_rsa"])
+    git(ws, "config", "core.worktree", str(home))
+    (ws / "app.py").write_text("print(1)\n")
+    seen = await seen_by_tools(ws, sandboxed)
+    assert "home-canary" not in seen, seen
+    # what git reports is the workspace: its own file, the shipped names missing from it
+    assert "app.py" in seen, seen
+
+
+@pytest.mark.parametrize("sandboxed", [False, True])
+async def test_a_git_file_pointing_at_another_repository_is_not_followed(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "private.txt").write_text("other-canary\n")
+    git(other, "init", "-q")
+    git(other, "add", "-A")
+    git(other, "commit", "-qm", "mine")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    if sandboxed:
+        require_sandbox(tmp_path / "nohome", tmp_path)
+    (ws / ".git").write_text("gitdir: ../other/.git\n")
+    (ws / "app.py").write_text("print(1)\n")
+    seen = await seen_by_tools(ws, sandboxed)
+    assert "other-canary" not in seen and "private.txt" not in seen, seen
+
+
+async def test_a_linked_worktree_and_a_submodule_still_work_without_a_sandbox(
+    tmp_path: Path,
+) -> None:
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "a.py").write_text("x = 1\n")
+    git(main, "init", "-q")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "one")
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked))
+    (linked / "a.py").write_text("x = 2\n")
+    seen = await seen_by_tools(linked, sandboxed=False)
+    assert "-x = 1" in seen and "+x = 2" in seen, seen
+
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    git(parent, "init", "-q")
+    git(parent, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub")
+    git(parent, "commit", "-qm", "sub")
+    sub = parent / "sub"
+    assert (sub / ".git").is_file()
+    (sub / "a.py").write_text("x = 3\n")
+    seen = await seen_by_tools(sub, sandboxed=False)
+    assert "-x = 1" in seen and "+x = 3" in seen, seen
