@@ -18,8 +18,9 @@ from pathlib import Path
 
 import adapters
 from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, is_secret_path
+from agent_lsp.signing import user_folder
 
-__all__ = ["HIDDEN_HOMES", "TOOLCHAIN_DIRS", "private_home", "toolchain_dirs"]
+__all__ = ["HIDDEN_HOMES", "TOOLCHAIN_DIRS", "own_folders", "private_home", "toolchain_dirs"]
 
 # Hidden whole inside the sandbox (every user's home, not only this one's).
 HIDDEN_HOMES = (Path("/home"), Path("/root"))
@@ -63,6 +64,21 @@ TOOLCHAIN_DIRS = (
 def _private_base() -> Path:
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache) / "agent-lsp" / "sandbox-home"
+
+
+def own_folders() -> list[Path]:
+    """agent-lsp's folders of this user, as this process finds them now (the signing key and
+    the private homes in the cache folder, remembered servers in the state folder, the user's
+    config): never shown to a sandboxed program."""
+    home = Path.home()
+    bases = [
+        os.environ.get("XDG_CACHE_HOME") or str(home / ".cache"),
+        os.environ.get("XDG_STATE_HOME") or str(home / ".local" / "state"),
+        os.environ.get("XDG_CONFIG_HOME") or str(home / ".config"),
+    ]
+    folders = [Path(os.path.realpath(Path(b) / "agent-lsp")) for b in bases]
+    folders.append(Path(os.path.realpath(user_folder())))
+    return list(dict.fromkeys(folders))
 
 
 def private_home(root: Path, base: Path | None = None) -> Path:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.safety.homeview import HIDDEN_HOMES, private_home, toolchain_dirs
+from agent_lsp.safety.homeview import HIDDEN_HOMES, own_folders, private_home, toolchain_dirs
 from agent_lsp.safety.protect import PROTECTED_NAMES, read_only_args
 from agent_lsp.safety.secretscan import Found, SecretScan, SecretScanError
+from agent_lsp.signing import key_path
 
 __all__ = [
     "PROTECTED_NAMES",
@@ -236,6 +237,7 @@ class Sandbox:
                 args += ["--bind", str(top), str(top)]
         for top in confinement.scratch:
             args += ["--bind", str(top), str(top)]
+        args += _own_folders_hidden(home, (*visible, *writable, *confinement.scratch))
         found = {top: self._scan(top) for top in dict.fromkeys(visible) if top.is_dir()}
         gits: dict[Path, list[Path]] = {}
         scratch = confinement.scratch[0] if confinement.scratch else None
@@ -282,6 +284,27 @@ class Sandbox:
         for folder in toolchain_dirs(home, environ, self.toolchains):
             args += ["--ro-bind", str(folder), str(folder)]
         return args
+
+
+def _own_folders_hidden(home: Path, shown: Sequence[Path]) -> list[str]:
+    """agent-lsp's own folders of this user (the signing key, remembered servers, the user's
+    config) hidden where the hidden homes do not already hide them (`XDG_CACHE_HOME` and the
+    like set outside the home): a program that read the key could sign records agent-lsp
+    would then trust. A folder holding a root the command must see keeps the root; the key
+    file in it is still hidden."""
+    args: list[str] = []
+    key = Path(os.path.realpath(key_path()))
+    for folder in own_folders():
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        if folder.is_relative_to(home) or any(folder.is_relative_to(h) for h in HIDDEN_HOMES):
+            continue
+        if any(top.is_relative_to(folder) for top in shown):
+            if key.is_relative_to(folder) and key.exists():
+                args += ["--ro-bind", "/dev/null", str(key)]
+            continue
+        args += ["--tmpfs", str(folder)]
+    return args
 
 
 def _hide(secrets: Sequence[Path]) -> list[str]:
