@@ -126,8 +126,8 @@ class ConfinedShell:
         return replace(result, argv=tuple(argv))
 
     def _clean_up(self, before: dict[Path, set[Path]]) -> list[str]:
-        """Protected entries the command created (a `.git` at any depth, editor settings at
-        the top) are moved away and deleted."""
+        """Protected entries the command created (a `.git`, editor settings, `.envrc`, at any
+        depth) are moved away and deleted."""
         removed: list[str] = []
         for root, names in before.items():
             made = created_protected(root, names, self.sandbox.gits_after(root))

@@ -5,7 +5,8 @@ Read-only — as mount points, so they cannot be renamed, replaced or deleted ei
 files and folders that make something run outside the sandbox later or widen the agent: every
 `.git` at any depth (git honours its config: fsmonitor, hooks, filters) and the folders a
 `.git` file points to, the hooks folder and include files a repository config names inside the
-workspace, `.agent-lsp/`, the editor settings and `.envrc`. A `.git/config` holding a password
+workspace, `.agent-lsp/`, the editor settings and `.envrc` — at any depth too (an editor reads
+`.dir-locals.el` from every folder above a file, direnv an `.envrc` in any folder entered). A `.git/config` holding a password
 in a URL is shown with the password removed. One of these a command created is moved away and
 deleted when it ends."""
 
@@ -54,12 +55,13 @@ class ProtectionError(RuntimeError):
 
 def read_only_args(root: Path, gits: Iterable[Path], scratch: Path | None) -> list[str]:
     """bwrap arguments keeping the protected files of the writable `root` read-only; `gits`
-    are the `.git` entries found anywhere under it; `scratch` holds sanitised copies."""
+    are the protected entries found anywhere under it (`.git`, editor settings, `.envrc`);
+    `scratch` holds sanitised copies."""
     with contextlib.suppress(OSError):  # the policy folder exists: none can be made inside
         (root / ".agent-lsp").mkdir(exist_ok=True)
     targets: list[Path] = [root / n for n in PROTECTED_NAMES]
     for git in dict.fromkeys([root / ".git", *gits]):
-        targets += _git_targets(root, git)
+        targets += _git_targets(root, git) if git.name == ".git" else [git]
     out: list[str] = []
     for target in dict.fromkeys(targets):
         out += _mount_read_only(root, target)
@@ -124,8 +126,10 @@ def existing_protected(root: Path, gits: Iterable[Path] = ()) -> set[Path]:
 
 
 def created_protected(root: Path, before: set[Path], gits: Iterable[Path] = ()) -> list[Path]:
-    """Protected entries under `root` not in `before` (created by a command)."""
-    return sorted(existing_protected(root, gits) - before)
+    """Protected entries under `root` not in `before` (created by a command), an entry inside
+    another one left to go with it."""
+    made = sorted(existing_protected(root, gits) - before)
+    return [p for p in made if not any(p.is_relative_to(o) and p != o for o in made)]
 
 
 def remove_created(root: Path, paths: Iterable[Path]) -> list[str]:

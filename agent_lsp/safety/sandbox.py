@@ -158,7 +158,7 @@ class Wrapped:
     """A command ready to run: its argv and what the sandbox found (for the clean-up)."""
 
     argv: list[str]
-    gits: dict[Path, list[Path]]  # writable root -> every `.git` under it before the run
+    gits: dict[Path, list[Path]]  # writable root -> every protected entry under it before the run
 
 
 @dataclass
@@ -251,12 +251,13 @@ class Sandbox:
         return Wrapped(args, gits)
 
     def gits_after(self, top: Path) -> list[Path]:
-        """Every `.git` under a writable root now (after a command ran)."""
+        """Every protected entry (`.git`, editor settings, `.envrc`) under a writable root now
+        (after a command ran)."""
         return self._gits_under(top, {})
 
     def _gits_under(self, top: Path, found: Mapping[Path, Found]) -> list[Path]:
         result = found.get(top) or self._scan(top)
-        return result.gits
+        return [*result.gits, *result.guarded]
 
     def _scan(self, top: Path) -> Found:
         try:

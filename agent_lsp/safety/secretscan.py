@@ -1,5 +1,6 @@
 """Secret files inside a folder the sandbox exposes, found with no cap on their number, and
-the git folders at any depth (nested repositories, submodules), which it keeps read-only.
+the git folders at any depth (nested repositories, submodules) and the editor settings and
+`.envrc` files at any depth, which it keeps read-only.
 
 The sandbox hides each secret (an empty file or folder in its place). Everything is walked —
 installed dependencies too: a folder is never skipped for its name or a marker file the
@@ -14,14 +15,17 @@ import functools
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from agent_lsp.safety.paths import SECRET_DIRS, is_secret_path
+from agent_lsp.safety.protect import PROTECTED_NAMES
 
 __all__ = ["Found", "SecretScan", "SecretScanError"]
 
 GIT = ".git"  # a folder or a file (`gitdir: …`): not walked, kept read-only where it is
+# editor settings, `.envrc`, `.agent-lsp`: kept read-only at any depth (still walked)
+GUARDED = frozenset(PROTECTED_NAMES) - {GIT}
 
 
 class SecretScanError(RuntimeError):
@@ -34,12 +38,14 @@ class _Listing:
     subdirs: tuple[str, ...]
     secrets: tuple[str, ...]  # names of secret files and folders in this folder
     git: bool  # the folder holds a `.git`
+    guarded: tuple[str, ...]  # names in GUARDED here (links included)
 
 
 @dataclass(frozen=True)
 class Found:
     secrets: list[Path]
     gits: list[Path]  # every `.git` under the root (the root's own included)
+    guarded: list[Path] = field(default_factory=list[Path])  # every GUARDED entry under it
 
 
 class SecretScan:
@@ -66,6 +72,7 @@ class SecretScan:
         deadline = time.monotonic() + self.budget
         found: list[Path] = []
         gits: list[Path] = []
+        guarded: list[Path] = []
         seen: dict[str, _Listing] = {}
         stack = [str(self.root)]
         while stack:
@@ -81,9 +88,10 @@ class SecretScan:
             found += [Path(folder, n) for n in listing.secrets]
             if listing.git:
                 gits.append(Path(folder, GIT))
+            guarded += [Path(folder, n) for n in listing.guarded]
             stack += [os.path.join(folder, d) for d in listing.subdirs]  # noqa: PTH118 - str paths: fast
         self._cache = seen
-        return Found(found, gits)
+        return Found(found, gits, guarded)
 
     def _listing(self, folder: str) -> _Listing | None:
         try:
@@ -97,16 +105,19 @@ class SecretScan:
         subdirs: list[str] = []
         secrets: list[str] = []
         git = False
+        guarded: list[str] = []
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.name == GIT:
                         git = True
                         continue
+                    if entry.name in GUARDED:
+                        guarded.append(entry.name)
                     self._classify(entry, subdirs, secrets)
         except OSError:
             return None
-        listing = _Listing(key, tuple(subdirs), tuple(secrets), git)
+        listing = _Listing(key, tuple(subdirs), tuple(secrets), git, tuple(guarded))
         self._cache[folder] = listing
         return listing
 

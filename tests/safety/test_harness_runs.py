@@ -169,7 +169,7 @@ def test_an_improvement_may_not_set_test_arguments_that_write_outside(
     assert (sibling / "data.txt").read_text() == "keep me"
     refused = tool_results(fake_openai.requests[1])[-1]
     assert "not proposed: tests.args: refused:" in refused, refused
-    assert "makes the test runner write files" in refused
+    assert "is not an option agent-lsp accepts from a source you did not write" in refused
     assert done.returncode == 1 and not (project / ".agent-lsp" / "config.toml").exists()
 
 

