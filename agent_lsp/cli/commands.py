@@ -12,6 +12,7 @@ from pathlib import Path
 
 from adapters import describe_project, detect_toolchain
 from adapters.results import report_dict
+from agent_lsp.cli.jsonl import JsonChannel, JsonLines, outcome_line
 from agent_lsp.cli.roots import find_root
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.endpoint import endpoint_problem
@@ -81,40 +82,58 @@ async def run(
     resume: bool = False,
     hint: str | None = None,
     task_id: str | None = None,
+    as_json: bool = False,
 ) -> int:
     """Run a task headless; with `resume`, continue the one a crash or restart cut short; with
-    `hint`, go on with a stopped task (`task_id`, else the latest) in the same conversation."""
+    `hint`, go on with a stopped task (`task_id`, else the latest) in the same conversation;
+    with `as_json`, as JSON lines on stdout (`cli/jsonl.py`), the outcome with its exit code
+    last."""
+    lines = JsonLines() if as_json else None
+
+    def fail(message: str, code: int = EXIT_USAGE, said: bool = False) -> int:
+        if not said:
+            _err(message)
+        if lines is not None:
+            lines.emit("outcome", status="error", summary=message, exit_code=code)
+        return code
+
+    def warn(message: str) -> None:
+        _err(f"agent-lsp: warning: {message}")
+        if lines is not None:
+            lines.emit("warning", message=message)
+
     if not root.is_dir():  # noqa: ASYNC240 - one stat before anything starts
-        _err(f"agent-lsp: {root} is not a folder")
-        return EXIT_USAGE
+        return fail(f"agent-lsp: {root} is not a folder")
     loaded = load_settings(root)
     for warning in loaded.warnings:
-        _err(f"agent-lsp: warning: {warning}")
+        warn(warning)
     settings = loaded.settings
     if max_steps is not None:
         settings = settings.model_copy(update={"max_steps": max_steps})
     if cannot_reach_model(root, settings, model):
-        return EXIT_USAGE
+        return fail("agent-lsp: the model cannot be reached as configured", said=True)
     session = Session(root, settings, model)
-    channel = TerminalChannel()
+    channel: TerminalChannel | JsonChannel = (
+        TerminalChannel() if lines is None else JsonChannel(root, lines)
+    )
+    if lines is not None:
+        session.memory.log.listeners.append(lines.log_record)
     task = Task(kind=TaskKind.TASK, instruction=instruction)
     if resume:
         warnings: list[str] = []
         offer = session.pending_resume(warnings)
         for warning in warnings:  # a checkpoint the project brought: ignored, and said so
-            _err(f"agent-lsp: warning: {warning}")
+            warn(warning)
         if offer is None:
-            _err("agent-lsp: no interrupted task to resume")
             await session.aclose()
-            return EXIT_USAGE
+            return fail("agent-lsp: no interrupted task to resume")
         task = offer.task
     if hint is not None:
         try:
             task = session.stopped_task(task_id).task
         except AgentLspError as exc:
-            _err(f"agent-lsp: {exc}")
             await session.aclose()
-            return EXIT_USAGE
+            return fail(f"agent-lsp: {exc}")
     try:
         outcome = await session.run_task(task, channel, resume=resume, hint=hint, task_id=task_id)
     finally:
@@ -123,10 +142,15 @@ async def run(
     # The totals as the user waited: from the process's start (imports, settings, the
     # session's start-up), not from the task's first step.
     outcome = outcome.model_copy(update={"seconds": max(outcome.seconds, since_start())})
-    _print_outcome(outcome, root)
     if outcome.status is not TaskStatus.COMPLETED:
-        return EXIT_NOT_DONE
-    return EXIT_OK if outcome.verified else EXIT_UNVERIFIED
+        code = EXIT_NOT_DONE
+    else:
+        code = EXIT_OK if outcome.verified else EXIT_UNVERIFIED
+    if lines is not None:
+        outcome_line(lines, outcome, code)
+    else:
+        _print_outcome(outcome, root)
+    return code
 
 
 def _root_option(root: Path | None) -> str:

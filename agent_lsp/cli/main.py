@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="continue the task a crash or restart cut short"
     )
     run.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per line on stdout for each event (model calls with tokens, tool "
+        "calls, edits with their diff, test results, questions and answers), the outcome with "
+        "its exit code last",
+    )
+    run.add_argument(
         "--team",
         action="store_true",
         help="team mode: a planner, parallel workers and a reviewer (see docs/architecture.md)",
@@ -306,6 +313,9 @@ def _main(argv: list[str]) -> int:
 
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
         if chosen or (args.resume and team.pending_team(args.root)):
+            if args.json:
+                print("agent-lsp run: --json does not go with team mode yet", file=sys.stderr)
+                return EXIT_USAGE
             return awake.run(
                 team.run_team(
                     args.root, args.task or "", resume=args.resume, max_steps=args.max_steps
@@ -319,6 +329,7 @@ def _main(argv: list[str]) -> int:
                 resume=args.resume,
                 hint=args.hint,
                 task_id=getattr(args, "task_id", None),
+                as_json=args.json,
             )
         )
     if args.command == "demo":

@@ -39,9 +39,16 @@ class SessionLog:
         self.within = within
         self._lock = threading.Lock()
         self._broken = False
+        # who else hears of every record as it is written (`run --json`); never fails the agent
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     def record(self, kind: str, source: str, **data: Any) -> None:
         entry = {"ts": now_iso(), "kind": kind, "source": source, **data}
+        for listener in self.listeners:
+            try:
+                listener(entry)
+            except Exception as exc:
+                log.warning("session log listener failed: %s", exc)
         line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             try:

@@ -6,9 +6,9 @@ files and folders that make something run outside the sandbox later or widen the
 `.git` at any depth (git honours its config: fsmonitor, hooks, filters) and the folders a
 `.git` file points to, the hooks folder and include files a repository config names inside the
 workspace, `.agent-lsp/`, the editor settings and `.envrc` — at any depth too (an editor reads
-`.dir-locals.el` from every folder above a file, direnv an `.envrc` in any folder entered). A `.git/config` holding a password
-in a URL is shown with the password removed. One of these a command created is moved away and
-deleted when it ends."""
+`.dir-locals.el` from every folder above a file, direnv an `.envrc` in any folder entered).
+A `.git/config` holding a password in a URL is shown with the password removed. One of these
+a command created is moved away and deleted when it ends."""
 
 from __future__ import annotations
 

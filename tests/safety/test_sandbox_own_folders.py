@@ -5,8 +5,6 @@ real bwrap, the real key and a real signed record."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agent_lsp import signing
