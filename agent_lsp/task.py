@@ -26,11 +26,26 @@ class DiagnosticInfo(BaseModel):
     severity: str | None = None
 
 
+class Selection(BaseModel):
+    """Where the user is in `Task.path`: the cursor (an empty range) or the selected text, as
+    an LSP range (0-based; the end is exclusive)."""
+
+    line: int
+    character: int = 0
+    end_line: int
+    end_character: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return (self.line, self.character) == (self.end_line, self.end_character)
+
+
 class Task(BaseModel):
     kind: TaskKind
     instruction: str
     path: str | None = None
     diagnostic: DiagnosticInfo | None = None
+    selection: Selection | None = None  # the cursor or the selected text in `path`
     suggestion: bool = False  # prepared in the background (its model: model.routes.suggestions)
 
     def title(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -32,7 +33,7 @@ from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.safety.setup import build_policy
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import Selection, Task, TaskKind
 
 # 0 done and proved by the tests; 1 not done (failed, stopped, paused, error); 2 usage;
 # 3 "done" on the model's word only (no test runner, or the tests were not permitted).
@@ -83,6 +84,7 @@ async def run(
     hint: str | None = None,
     task_id: str | None = None,
     as_json: bool = False,
+    at: str | None = None,
 ) -> int:
     """Run a task headless; with `resume`, continue the one a crash or restart cut short; with
     `hint`, go on with a stopped task (`task_id`, else the latest) in the same conversation;
@@ -119,6 +121,13 @@ async def run(
     if lines is not None:
         session.memory.log.listeners.append(lines.log_record)
     task = Task(kind=TaskKind.TASK, instruction=instruction)
+    if at is not None:
+        try:
+            path, selection = parse_at(root, at)
+        except ValueError as exc:
+            await session.aclose()
+            return fail(f"agent-lsp run: --at {at}: {exc}")
+        task = task.model_copy(update={"path": path, "selection": selection})
     if resume:
         warnings: list[str] = []
         offer = session.pending_resume(warnings)
@@ -151,6 +160,29 @@ async def run(
     else:
         _print_outcome(outcome, root)
     return code
+
+
+def parse_at(root: Path, at: str) -> tuple[str, Selection]:
+    """`FILE:LINE` (the cursor on that line) or `FILE:FIRST-LAST` (those lines selected), the
+    file relative to the current folder or absolute, inside the project; `ValueError` says
+    what is wrong."""
+    name, colon, lines = at.rpartition(":")
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", lines.strip()) if colon else None
+    if not name or match is None:
+        raise ValueError("give FILE:LINE or FILE:FIRST-LAST (lines from 1)")
+    first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+    if first < 1 or last < first:
+        raise ValueError("lines count from 1, and the last is not before the first")
+    path = Path(name).expanduser()
+    path = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise ValueError(f"{path} is not in the project {root}")
+    if not path.is_file():
+        raise ValueError(f"no such file: {path}")
+    rel = path.relative_to(root.resolve()).as_posix()
+    if match.group(2) is None:
+        return rel, Selection(line=first - 1, end_line=first - 1)
+    return rel, Selection(line=first - 1, end_line=last)
 
 
 def _root_option(root: Path | None) -> str:

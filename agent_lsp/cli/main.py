@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
         "--resume", action="store_true", help="continue the task a crash or restart cut short"
     )
     run.add_argument(
+        "--at",
+        metavar="FILE:LINE[-LINE]",
+        help="where you are: the task sees that line (the cursor) or those lines (a selection)",
+    )
+    run.add_argument(
         "--json",
         action="store_true",
         help="one JSON object per line on stdout for each event (model calls with tokens, tool "
@@ -313,8 +318,11 @@ def _main(argv: list[str]) -> int:
 
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
         if chosen or (args.resume and team.pending_team(args.root)):
-            if args.json:
-                print("agent-lsp run: --json does not go with team mode yet", file=sys.stderr)
+            if args.json or args.at:
+                print(
+                    "agent-lsp run: --json and --at do not go with team mode yet",
+                    file=sys.stderr,
+                )
                 return EXIT_USAGE
             return awake.run(
                 team.run_team(
@@ -330,6 +338,7 @@ def _main(argv: list[str]) -> int:
                 hint=args.hint,
                 task_id=getattr(args, "task_id", None),
                 as_json=args.json,
+                at=args.at,
             )
         )
     if args.command == "demo":

@@ -8,7 +8,7 @@ from __future__ import annotations
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.messages import ChatMessage
 from agent_lsp.project.workspace import Workspace
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import Selection, Task, TaskKind
 
 SYSTEM_PROMPT = """\
 You are agent-lsp, a coding agent working inside the user's editor on the project at {root}.
@@ -28,6 +28,7 @@ Project: {profile}
 """
 
 CONTEXT_LINES = 15
+MAX_SELECTION = 6_000  # characters of a selection shown to the model
 STATE_OPEN = "<<<TASK STATE"
 STATE_CLOSE = "TASK STATE>>>"
 TASK_FILE = ".agent-lsp/state/task/current-task.md"
@@ -108,15 +109,64 @@ def _task_text(task: Task, workspace: Workspace) -> str:
         parts.append(_excerpt(workspace, task.path, diag.line))
     else:
         parts.append(task.instruction)
-        if task.path:
+        if task.path and task.selection is None:
             parts.append(f"The user is looking at {task.path}.")
     if task.instruction and task.kind is TaskKind.FIX:
         parts.append(task.instruction)
+    if task.path and task.selection is not None:
+        parts.append(_selected(workspace, task.path, task.selection))
     root = workspace.root
     open_files = sorted(rel for rel in workspace.overlays() if not workspace.hidden(root / rel))
     if open_files:
         parts.append("Open in the editor: " + ", ".join(open_files[:20]))
     return "\n\n".join(p for p in parts if p)
+
+
+def _selected(workspace: Workspace, relative: str, selection: Selection) -> str:
+    """The user's cursor (the lines around it) or the selected text as the editor holds it,
+    bounded (`MAX_SELECTION` characters)."""
+    if selection.empty:
+        return f"The user's cursor is in {relative} on line {selection.line + 1}:\n" + _excerpt(
+            workspace, relative, selection.line
+        )
+    try:
+        res = workspace.describe(relative, "read_file")
+        reason = None if res.path in workspace.granted else workspace.reads.refusal(res.path)
+        if reason is not None:
+            return f"(the selection in {relative} is not shown: {reason})"
+        text = workspace.read_text(res.path)
+    except WorkspaceError as exc:
+        return f"(cannot read the selection in {relative}: {exc})"
+    lines = text.splitlines(keepends=True)
+    start = _offset(lines, selection.line, selection.character)
+    end = _offset(lines, selection.end_line, selection.end_character)
+    chosen = text[start:end] if end > start else ""
+    if not chosen.strip():
+        return f"The user selected nothing but blanks in {relative} (line {selection.line + 1})."
+    last = selection.end_line + 1
+    if selection.end_character == 0 and selection.end_line > selection.line:
+        last = selection.end_line  # a selection of whole lines ends at the next line's start
+    more = ""
+    if len(chosen) > MAX_SELECTION:
+        more = f"\n[… {len(chosen) - MAX_SELECTION} more characters selected]"
+        chosen = chosen[:MAX_SELECTION]
+    fence = "````" if "```" in chosen else "```"
+    return (
+        f"The user selected this in {relative}, {_lines(selection.line + 1, last)}:\n"
+        f"{fence}\n{chosen.rstrip(chr(10))}\n{fence}{more}"
+    )
+
+
+def _lines(first: int, last: int) -> str:
+    return f"line {first}" if first >= last else f"lines {first}-{last}"
+
+
+def _offset(lines: list[str], line: int, character: int) -> int:
+    """The text offset of an LSP position (a line past the end: the end of the text)."""
+    if line >= len(lines):
+        return sum(len(x) for x in lines)
+    before = sum(len(x) for x in lines[: max(line, 0)])
+    return before + min(max(character, 0), len(lines[line].rstrip("\r\n")))
 
 
 def _excerpt(workspace: Workspace, relative: str, line: int) -> str:

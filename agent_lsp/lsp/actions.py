@@ -23,8 +23,13 @@ def fix_title(message: str, prefix: str = FIX_PREFIX) -> str:
 
 
 def code_actions(
-    uri: str, diagnostics: Sequence[t.Diagnostic], running_task: str | None
+    uri: str,
+    diagnostics: Sequence[t.Diagnostic],
+    running_task: str | None,
+    more: Sequence[t.CodeAction] = (),
 ) -> list[t.CodeAction]:
+    """Fix and explain each diagnostic, then `more` (the selection's action), then cancel the
+    running task."""
     actions: list[t.CodeAction] = []
     for diagnostic in diagnostics:
         title = fix_title(diagnostic.message)
@@ -48,6 +53,7 @@ def code_actions(
                 ),
             )
         )
+    actions += more
     if running_task is not None:
         actions.append(
             t.CodeAction(

@@ -25,6 +25,13 @@ from agent_lsp.lsp.held import held_buffers
 from agent_lsp.lsp.proposals import APPLY, REJECT, SHOW, review_actions
 from agent_lsp.lsp.protocol import AgentProtocol
 from agent_lsp.lsp.questions import ANSWER, answer_actions
+from agent_lsp.lsp.selection import (
+    ASK_SELECTION_COMMAND,
+    DEFAULT_SELECTION_TASK,
+    SELECTION_KIND,
+    selection_actions,
+    selection_from,
+)
 from agent_lsp.lsp.steer import CONTINUE, STEER
 
 if TYPE_CHECKING:
@@ -200,12 +207,17 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
 
     @server.feature(
         t.TEXT_DOCUMENT_CODE_ACTION,
-        t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix]),
+        t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix, SELECTION_KIND]),
     )
     def code_action(ls: AgentLanguageServer, params: t.CodeActionParams) -> list[t.CodeAction]:
-        only = params.context.only
-        if only and not any(str(k).startswith("quickfix") for k in only):
-            return []
+        only = [str(k) for k in params.context.only or []]
+        about = selection_actions(
+            params.text_document.uri, params.range, [d.range for d in params.context.diagnostics]
+        )
+        if only:
+            about = [a for a in about if any(SELECTION_KIND.startswith(k) for k in only)]
+            if not any(k.startswith("quickfix") for k in only):
+                return about
         diagnostics = params.context.diagnostics
         ls.note_editor_diagnostics(params.text_document.uri, diagnostics)
         running = ls.started.tasks.running_id if ls.started else None
@@ -214,11 +226,30 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         others = [d for d in diagnostics if not (review_actions(d) or answer_actions(d))]
         ready = ls.started.suggestions.actions(uri, others) if ls.started else []
         go_on = ls.started.control.actions(uri) if ls.started else []
-        return special + ready + code_actions(uri, others, running) + go_on
+        return special + ready + code_actions(uri, others, running, about) + go_on
 
     @server.command(FIX_COMMAND)
-    def fix(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
-        return ls.start_task(lambda state, task_id: state.fix(uri, diagnostic, task_id=task_id))
+    def fix(
+        ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic, *more: Any
+    ) -> dict[str, str]:
+        where = selection_from(more[0].get("range")) if more and isinstance(more[0], dict) else None
+        return ls.start_task(
+            lambda state, task_id: state.fix(uri, diagnostic, task_id=task_id, selection=where)
+        )
+
+    @server.command(ASK_SELECTION_COMMAND)
+    def ask_selection(ls: AgentLanguageServer, *args: Any) -> dict[str, str]:
+        given = _first_dict(args)
+        where = selection_from(given.get("range"))
+        uri = given.get("uri")
+        if not uri or where is None:
+            return {"error": f'{ASK_SELECTION_COMMAND} needs {{"uri": ..., "range": ...}}'}
+        text = str(given.get("task") or "").strip() or DEFAULT_SELECTION_TASK
+        return ls.start_task(
+            lambda state, task_id: state.run_task(
+                text, str(uri), team=False, task_id=task_id, selection=where
+            )
+        )
 
     @server.command(EXPLAIN_COMMAND)
     def explain(ls: AgentLanguageServer, uri: str, diagnostic: t.Diagnostic) -> dict[str, str]:
@@ -239,8 +270,11 @@ def create_server(model_factory: Callable[[Settings], Model] | None = None) -> A
         team = given.get("team")  # team mode (agent_lsp.team); unset: the `team.enabled` setting
         chosen = team if isinstance(team, bool) else None
         where = str(uri) if uri else None
+        selected = selection_from(given.get("range")) if where else None
         return ls.start_task(
-            lambda state, task_id: state.run_task(text, where, team=chosen, task_id=task_id)
+            lambda state, task_id: state.run_task(
+                text, where, team=chosen, task_id=task_id, selection=selected
+            )
         )
 
     @server.command(RUN_TESTS_COMMAND)

@@ -32,7 +32,7 @@ from agent_lsp.lsp.testruns import TestRuns, publish_test_diagnostics
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
 from agent_lsp.symbols.worker import ProcessExtractor
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import Selection, Task, TaskKind
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -168,13 +168,16 @@ class AgentState:
         diagnostic: t.Diagnostic,
         kind: TaskKind = TaskKind.FIX,
         task_id: str | None = None,
+        selection: Selection | None = None,
     ) -> dict[str, str]:
-        """`task_id`: the id already given to the editor (asked while the agent loaded)."""
+        """`task_id`: the id already given to the editor (asked while the agent loaded);
+        `selection`: the user's cursor or selection in the file."""
         path = uri_to_path(uri)
         session = self.session_for(uri)
         relative = _relative(session.root, path) if path else None
         info = diagnostic_info(diagnostic)
-        task = Task(kind=kind, instruction="", path=relative, diagnostic=info)
+        where = selection if relative else None
+        task = Task(kind=kind, instruction="", path=relative, diagnostic=info, selection=where)
         return self.start_task(task, session, task_id=task_id)
 
     def start_suggestion(
@@ -206,14 +209,17 @@ class AgentState:
         uri: str | None = None,
         team: bool | None = None,
         task_id: str | None = None,
+        selection: Selection | None = None,
     ) -> dict[str, str]:
         """A free-text task, in the folder of `uri` (the file the user is in) if given; in team
-        mode when `team` says so or, not given, the `team.enabled` setting does."""
+        mode when `team` says so or, not given, the `team.enabled` setting does; `selection`:
+        the cursor or the selected text in that file."""
         session = self.session_for(uri)
         team = session.settings.team.enabled if team is None else team
         path = uri_to_path(uri) if uri else None
         relative = _relative(session.root, path) if path else None
-        task = Task(kind=TaskKind.TASK, instruction=text, path=relative)
+        where = selection if relative else None
+        task = Task(kind=TaskKind.TASK, instruction=text, path=relative, selection=where)
         return self.start_task(task, session, team=team, task_id=task_id)
 
     def run_tests(self, uri: str | None) -> dict[str, str]:

@@ -6,6 +6,7 @@
 --   fix          another "linter" puts a diagnostic on line 10 of calc.py, the cursor goes
 --                there, :AgentFix runs.
 --   task         :AgentTask make the failing test pass.
+--   taskrange    :8,10AgentTask make the failing test pass (lines 8-10 of calc.py selected).
 --   tests        in tests/test_calc.py: :AgentTests, wait for the failure's diagnostic, then
 --                :AgentFix on it; the fix lands in calc.py, a file that is not open.
 --   tests-source in calc.py: :AgentTests; wait for the failure's diagnostic in the test file.
@@ -240,6 +241,8 @@ local function main()
     vim.cmd("AgentFix")
   elseif mode == "task" then
     vim.cmd("AgentTask make the failing test pass")
+  elseif mode == "taskrange" then
+    vim.cmd("8,10AgentTask make the failing test pass")
   elseif mode == "tests-source" then
     assert(path == calc_path, "expected calc.py, got " .. path)
     vim.cmd("AgentTests")

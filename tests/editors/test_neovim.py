@@ -300,12 +300,15 @@ def test_agent_task_in_neovim(
 
     seen = run_nvim(nvim, "task", project, tmp_path, server_env)
 
+    cursor = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
     assert seen["requests"] == [
         {
             "method": "workspace/executeCommand",
             "params": {
                 "command": "agentLsp.runTask",
-                "arguments": [{"task": "make the failing test pass"}],
+                "arguments": [
+                    {"task": "make the failing test pass", "uri": calc.as_uri(), "range": cursor}
+                ],
             },
         }
     ]
@@ -313,6 +316,31 @@ def test_agent_task_in_neovim(
     assert_progress_and_outcome(seen, recheck=None)  # a task: no diagnostic to re-check
     assert_model_saw_tests_pass(fake_openai)
     assert "make the failing test pass" in json.dumps(fake_openai.requests[0])
+
+
+def test_agent_task_on_a_range_in_neovim(
+    nvim: Nvim,
+    project: Path,
+    tmp_path: Path,
+    fake_openai: FakeOpenAIServer,
+    server_env: dict[str, str],
+) -> None:
+    """`:8,10AgentTask …` (or `:'<,'>` after a visual selection): the model sees those lines."""
+    fake_openai.script(*fix_average_script())
+    calc = project / "calc.py"
+    before = calc.read_text()
+
+    seen = run_nvim(nvim, "taskrange", project, tmp_path, server_env)
+
+    lines = {"start": {"line": 7, "character": 0}, "end": {"line": 10, "character": 0}}
+    [request] = seen["requests"]
+    assert request["params"]["arguments"] == [
+        {"task": "make the failing test pass", "uri": calc.as_uri(), "range": lines}
+    ]
+    assert_fixed_in_buffer_then_written(seen, calc, before)
+    first = next(m["content"] for m in fake_openai.requests[0]["messages"] if m["role"] == "user")
+    selected = "".join(before.splitlines(keepends=True)[7:10]).rstrip("\n")
+    assert f"The user selected this in calc.py, lines 8-10:\n```\n{selected}\n```" in first
 
 
 def assert_test_failure(diagnostics: list[dict[str, Any]]) -> None:

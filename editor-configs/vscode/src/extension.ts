@@ -29,6 +29,7 @@ import {
   rememberArguments,
   resolveServer,
   resultNotice,
+  askSelectionArguments,
   runTaskArguments,
   runTestsArguments,
   SERVER,
@@ -187,6 +188,19 @@ function createClient(
         const given = args[0] as { taskId?: string; hint?: string } | undefined;
         if (command === SERVER.continue && given?.hint === undefined) {
           const asked = await askHint(given?.taskId);
+          return asked === undefined ? undefined : next(command, asked);
+        }
+        if (
+          command === SERVER.askSelection &&
+          (args[0] as { task?: string } | undefined)?.task === undefined
+        ) {
+          const typed = await vscode.window.showInputBox({
+            title: `${CATEGORY}: Ask agent about the selection`,
+            prompt:
+              "What should the agent do with the selected code? (empty: explain it, fix what is wrong)",
+            ignoreFocusOut: true,
+          });
+          const asked = askSelectionArguments(args, typed);
           return asked === undefined ? undefined : next(command, asked);
         }
         return next(command, args);
@@ -349,7 +363,17 @@ async function runTask(): Promise<void> {
     placeHolder: "make the failing test pass",
     ignoreFocusOut: true,
   });
-  const args = runTaskArguments(text);
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor?.selection;
+  const range =
+    selected === undefined
+      ? undefined
+      : {
+          start: { line: selected.start.line, character: selected.start.character },
+          end: { line: selected.end.line, character: selected.end.character },
+        };
+  const uri = editor?.document.uri.scheme === "file" ? editor.document.uri.toString() : undefined;
+  const args = runTaskArguments(text, uri, uri === undefined ? undefined : range);
   if (args !== undefined) {
     await execute(SERVER.runTask, args);
   }

@@ -13,6 +13,7 @@ export const SERVER = {
   improve: "agentLsp.improve",
   improveList: "agentLsp.improveList",
   improveRevert: "agentLsp.improveRevert",
+  askSelection: "agentLsp.askSelection",
 } as const;
 
 /**
@@ -242,9 +243,45 @@ export function settingKeys(contributed: Record<string, unknown> | undefined): s
 
 // ---------------------------------------------------------------- executeCommand arguments
 
-export function runTaskArguments(text: string | undefined): unknown[] | undefined {
+/** An LSP range, as the server reads it (0-based lines and characters). */
+export interface LspRange {
+  start: { line: number; character: number };
+  end: { line: number; character: number };
+}
+
+/**
+ * `agentLsp.runTask` arguments; with the active editor's `uri` and selection (or cursor) the
+ * task sees where the user is.
+ */
+export function runTaskArguments(
+  text: string | undefined,
+  uri?: string,
+  range?: LspRange,
+): unknown[] | undefined {
   const task = (text ?? "").trim();
-  return task === "" ? undefined : [{ task }];
+  if (task === "") {
+    return undefined;
+  }
+  return uri === undefined
+    ? [{ task }]
+    : [{ task, uri, ...(range === undefined ? {} : { range }) }];
+}
+
+/**
+ * The code action "Ask agent about the selection…" carries no instruction: the one typed in
+ * the prompt joins its arguments (empty: the server's default); undefined when the prompt
+ * was dismissed (nothing runs).
+ */
+export function askSelectionArguments(
+  args: unknown[],
+  typed: string | undefined,
+): unknown[] | undefined {
+  if (typed === undefined) {
+    return undefined;
+  }
+  const given = (args[0] ?? {}) as Record<string, unknown>;
+  const task = typed.trim();
+  return [task === "" ? given : { ...given, task }];
 }
 
 /** The whole suite (a `uri` would make that file the test target). */

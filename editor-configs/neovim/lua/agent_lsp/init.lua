@@ -264,8 +264,23 @@ local function run(command, arguments)
   return client and execute(client, command, arguments, bufnr)
 end
 
---- :AgentTask {text}: a free-text task. :AgentCancel: stop the running task, whichever it is.
-function M.task(text) run("agentLsp.runTask", { { task = text } }) end
+--- :AgentTask {text}: a free-text task; with a range (:'<,'>AgentTask {text}) the task sees
+--- those lines of the current buffer as the selection, without one the cursor's line.
+--- :AgentCancel: stop the running task, whichever it is.
+function M.task(text, line1, line2)
+  local args = { task = text }
+  if vim.api.nvim_buf_get_name(0) == "" or vim.bo.buftype ~= "" then
+    -- not a file: nothing to point at
+  elseif line1 ~= nil and line2 ~= nil then
+    args.uri = vim.uri_from_bufnr(0)
+    args.range = { start = { line = line1 - 1, character = 0 }, ["end"] = { line = line2, character = 0 } }
+  else
+    args.uri = vim.uri_from_bufnr(0)
+    local row = math.max(vim.api.nvim_win_get_cursor(0)[1] - 1, 0)
+    args.range = { start = { line = row, character = 0 }, ["end"] = { line = row, character = 0 } }
+  end
+  run("agentLsp.runTask", { args })
+end
 function M.cancel() run("agentLsp.cancel", nil) end
 --- :AgentTests: the project's tests (failures become diagnostics). :AgentLog: the session log.
 function M.tests() run("agentLsp.runTests", { { uri = vim.uri_from_bufnr(0) } }) end
@@ -339,7 +354,9 @@ function M.commands()
   end
   local command = vim.api.nvim_create_user_command
   command("AgentFix", function() M.fix() end, { desc = "agent-lsp: fix the diagnostic here" })
-  command("AgentTask", function(a) M.task(a.args) end, { nargs = "+", desc = "agent-lsp: a task" })
+  command("AgentTask", function(a)
+    if a.range > 0 then M.task(a.args, a.line1, a.line2) else M.task(a.args) end
+  end, { nargs = "+", range = true, desc = "agent-lsp: a task (with a range: about those lines)" })
   command("AgentCancel", function() M.cancel() end, { desc = "agent-lsp: cancel the task" })
   command("AgentTests", function() M.tests() end, { desc = "agent-lsp: run the tests" })
   command("AgentLog", function() M.log() end, { desc = "agent-lsp: open the session log" })

@@ -22,6 +22,7 @@ import {
   resolveServer,
   resultNotice,
   type SearchContext,
+  askSelectionArguments,
   runTaskArguments,
   runTestsArguments,
   SERVER,
@@ -249,6 +250,28 @@ suite("executeCommand arguments", () => {
     assert.equal(runTaskArguments(""), undefined);
     assert.equal(runTaskArguments("   "), undefined);
     assert.equal(runTaskArguments(undefined), undefined); // input box dismissed
+  });
+  test("run task carries the active editor's file and selection", () => {
+    const range = { start: { line: 8, character: 0 }, end: { line: 11, character: 0 } };
+    assert.deepEqual(runTaskArguments(" why? ", "file:///p/calc.py", range), [
+      { task: "why?", uri: "file:///p/calc.py", range },
+    ]);
+    assert.deepEqual(runTaskArguments("why?", "file:///p/calc.py"), [
+      { task: "why?", uri: "file:///p/calc.py" },
+    ]);
+  });
+  test("ask about the selection: the typed words join, empty keeps the default, Escape runs nothing", () => {
+    const given = [
+      {
+        uri: "file:///p/calc.py",
+        range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
+      },
+    ];
+    assert.deepEqual(askSelectionArguments(given, " make it faster "), [
+      { ...given[0], task: "make it faster" },
+    ]);
+    assert.deepEqual(askSelectionArguments(given, ""), [given[0]]);
+    assert.equal(askSelectionArguments(given, undefined), undefined);
   });
   test("run tests: whole suite, or one file", () => {
     assert.deepEqual(runTestsArguments(), [{}]);
