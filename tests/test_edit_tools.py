@@ -71,7 +71,12 @@ async def test_file_changed_since_read_is_refused(ws: Workspace) -> None:
     result = await edit(ws, "def g(x):", "def h(x):")
     assert result.status is ToolStatus.ERROR
     assert result.error is not None and "changed since you last read it" in result.error
-    retry = await edit(ws, "def g(x):", "def h(x):")  # after the refusal the new text is known
+    assert result.metadata["reason"] == "stale"
+    blind = await edit(ws, "def g(x):", "def h(x):")  # the same edit, still unread: refused
+    assert blind.status is ToolStatus.ERROR and "changed since you last read it" in str(blind.error)
+    assert (ws.root / "m.py").read_text() == SOURCE + "\nX = 1\n"
+    await ReadFileTool(ws).run(ReadFileArgs(path="m.py"))  # read again: now it may
+    retry = await edit(ws, "def g(x):", "def h(x):")
     assert retry.status is ToolStatus.SUCCESS
 
 

@@ -5,7 +5,9 @@ each writer's writes take the file's lock and a hash check (`channel.RoleChannel
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
+from agent_lsp.messages import ToolResult
 from agent_lsp.team.channel import WriteLocks, current_hash
 from agent_lsp.team.planreview import due, review_plan
 from agent_lsp.team.preview import WRITING
@@ -14,6 +16,7 @@ from agent_lsp.team.roles import STEP_ROLES
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import Step, StepStatus, TeamState
 from agent_lsp.team.verdict import judge
+from agent_lsp.tools.files import STALE
 
 
 def ready_steps(state: TeamState) -> list[Step]:
@@ -32,6 +35,16 @@ def worker_context(step: Step) -> dict[str, str]:
         "step_done": step.done,
         "note": step.note,
     }
+
+
+def refused_write(results: Sequence[tuple[str, ToolResult]]) -> str | None:
+    """Why a write of the step was refused by the edit tool's own check (the file changed since
+    the step read it: another step wrote it meanwhile), if one was: the step is stale, whatever
+    its model said after."""
+    for name, result in results:
+        if result.metadata.get("reason") == STALE:
+            return f"a stale write was refused ({name}: {result.error}): another step changed it"
+    return None
 
 
 async def execute(runner: RoleRunner, workers: int) -> list[Step]:
@@ -58,8 +71,9 @@ async def execute(runner: RoleRunner, workers: int) -> list[Step]:
         )
         step.summary = outcome.summary
         verdict = judge(step, outcome, channel.results, channel.words)
-        if channel.stale is not None:
-            step.status, step.note, step.stale = StepStatus.PENDING, channel.stale, True
+        refused = channel.stale or refused_write(channel.results)
+        if refused is not None:
+            step.status, step.note, step.stale = StepStatus.PENDING, refused, True
             stale.append(step)
         elif verdict.tests_failed:  # the tester's root cause goes to the planner
             step.status, step.note, step.summary = (

@@ -19,6 +19,8 @@ from agent_lsp.project.names import Known, flag_message, undefined_names
 from agent_lsp.project.syntax import syntax_error
 from agent_lsp.project.workspace import Workspace
 
+STALE = "stale"  # the reason of an edit refused because the file changed since it was read
+
 
 class ReadFileArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -119,11 +121,11 @@ class EditFileTool:
             enc = file_encoding(path, args.path) if on_disk else None
         except EncodingError as exc:
             return ToolResult.fail(str(exc), reason="encoding")
-        if ws.changed_since_read(path, text):
-            ws.note_read(path, text)
+        if ws.changed_since_read(path, text):  # refused until it is read again: never blind
             return ToolResult.fail(
                 f"{args.path} changed since you last read it (the user may be typing); "
-                "read it again and redo the edit against the current text"
+                "read it again and redo the edit against the current text",
+                reason=STALE,
             )
         if args.old_text == args.new_text:
             return ToolResult.ok("no change: old_text and new_text are identical", changed=False)

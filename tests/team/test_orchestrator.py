@@ -3,6 +3,7 @@ per role and step), real pytest on a two-module project, the real loop under eve
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,75 @@ async def test_a_stale_write_is_refused_and_the_step_planned_again(
         "PLANNING→EXECUTING",
     ]
     assert saved["replans"] == 1
+
+
+async def test_a_write_the_edit_tool_refused_makes_the_step_stale(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """s2 reads area.py, s1 then writes it: s2's edit is refused by edit_file's own check (the
+    file changed since s2 read it), and so is the same blind edit again; s2's model then says
+    it finished. The step is stale — back to the planner — not done."""
+    area = shapes / "area.py"
+    s2_has_read = threading.Event()
+    docstring = {
+        "path": "area.py",
+        "old_text": "def square_area(side):\n",
+        "new_text": 'def square_area(side):\n    """The area of a square."""\n',
+    }
+    s1_read, s1_edit, s1_done = edit_step("area.py", AREA_BODY, "area done")
+
+    def s1_edits_after_s2_read(_: dict[str, Any]) -> Reply:
+        s2_has_read.wait(60)
+        return s1_edit
+
+    def s2_edits_after_s1_wrote(_: dict[str, Any]) -> Reply:
+        s2_has_read.set()  # its read's result is in this request
+        deadline = time.monotonic() + 60
+        while area.read_text() != AREA and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return Reply(tool_calls=[ToolCall("edit_file", docstring)])
+
+    fake_openai.script_for(COMMANDER, record_reply())
+    fake_openai.script_for(
+        PLANNER,
+        plan_reply(*TWO_STEPS),
+        plan_reply({"id": "s3", "goal": "document square_area", "files": ["area.py"]}),
+    )
+    fake_openai.script_for(step_marker("s1"), s1_read, s1_edits_after_s2_read, s1_done)
+    fake_openai.script_for(
+        step_marker("s2"),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "area.py"})]),
+        s2_edits_after_s1_wrote,
+        Reply(tool_calls=[ToolCall("edit_file", docstring)]),  # blind, again
+        Reply("finished"),
+    )
+    fake_openai.script_for(
+        step_marker("s3"),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "area.py"})]),
+        Reply(tool_calls=[ToolCall("edit_file", docstring)]),
+        *edit_step("perimeter.py", PERIMETER_BODY, "documented, perimeter done"),
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    outcome = await run_team(shapes, fake_openai, options=TeamOptions(workers=2))
+
+    assert outcome.phase is Phase.DONE, outcome.summary
+    assert [(s.id, s.status.value) for s in outcome.steps] == [
+        ("s1", "done"),
+        ("s2", "replaced"),
+        ("s3", "done"),
+    ]
+    s2 = requests_of(fake_openai, step_marker("s2"))
+    refusals = [m["content"] for m in s2[-1]["messages"] if m["role"] == "tool"][1:]
+    assert len(refusals) == 2 and all("changed since you last read it" in r for r in refusals)
+    # the docstring went in once, by s3 after its read; never blind by s2
+    assert area.read_text() == 'def square_area(side):\n    """The area of a square."""\n' + (
+        AREA_BODY
+    )
+    replan = requests_of(fake_openai, PLANNER)
+    assert len(replan) == 2
+    assert "s2: implement square_perimeter — a stale write was refused (edit_file: area.py " in (
+        first_user(replan[1])
+    )
 
 
 async def test_a_worker_past_the_time_budget_is_stopped(
