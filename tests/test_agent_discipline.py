@@ -64,6 +64,25 @@ async def test_token_budget_stops_the_task(project: Path, fake_openai: FakeOpenA
     assert (outcome.usage.prompt_tokens, outcome.usage.completion_tokens) == (1800, 400)
 
 
+async def test_a_request_that_would_pass_the_budget_is_not_sent(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """The budget is checked with the next request's own size, before it is sent: a big tool
+    result cannot take the task a whole call past its budget."""
+    (project / "big.py").write_text("".join(f"X{i} = {'1' * 60}\n" for i in range(300)))
+    fake_openai.script(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "big.py"})], usage=(900, 200)),
+        Reply("never asked", usage=(5000, 10)),
+    )
+    session = make_session(project, fake_openai.base_url, maxTokens=3000)
+    outcome = await session.run_task(FIX_TASK, RecordingChannel())
+    await session.aclose()
+    assert (outcome.status, outcome.stop_reason) == (TaskStatus.FAILED, "token budget")
+    assert outcome.summary.startswith("token budget (1100 of 3000 tokens used; the next request")
+    assert len(fake_openai.requests) == 1
+    assert (outcome.usage.prompt_tokens, outcome.usage.completion_tokens) == (900, 200)
+
+
 async def test_compaction_masks_old_outputs_and_keeps_the_task(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

@@ -170,6 +170,8 @@ class Agent:
                 rebuilt = bool(self.messages) and self.messages[0] is not system
                 if paused := await self._user_turn(step, rebuilt):
                     return paused
+                if (over := self._request_over_budget()) is not None:
+                    return self._outcome(TaskStatus.FAILED, over, step, "token budget")
                 reply = await self._ask_model(step)
                 if reply.tool_calls:
                     self._idle = self._unusable = 0
@@ -301,6 +303,21 @@ class Agent:
         if used >= self.limits.max_tokens:
             return f"token budget ({used} of {self.limits.max_tokens} tokens) used up"
         return None
+
+    def _request_over_budget(self) -> str | None:
+        """The next request would take the task past its token budget by its own size (its
+        prompt, as estimated): stopped before it is sent, not after (a team role's share). The
+        first request of a run always goes: without it the run could not begin."""
+        used = self.usage.prompt_tokens + self.usage.completion_tokens
+        if not used:
+            return None
+        asked = estimate_tokens(self.messages)
+        if used + asked <= self.limits.max_tokens:
+            return None
+        return (
+            f"token budget ({used} of {self.limits.max_tokens} tokens used; the next request, "
+            f"~{asked} tokens, would pass it)"
+        )
 
     async def _compact_if_needed(self, step: int) -> None:
         threshold = int(self.limits.context_window * self.limits.compact_at)
