@@ -212,3 +212,30 @@ async def test_syntax_checks_are_skipped_without_the_tool(
     assert await syntax_error(tmp_path / "x.js", "function (") is None
     assert await syntax_error(tmp_path / "x.go", "package") is None
     assert await syntax_error(tmp_path / "x.py", "def (") == "line 1: invalid syntax"
+
+
+async def test_an_edit_deleting_most_of_a_file_is_refused_once(tmp_path: Path) -> None:
+    """A model rewriting a whole file often drops most of it: refused with the reason; the
+    same edit again is its word that the task asks for it."""
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(10))
+    (tmp_path / "many.py").write_text(body)
+    ws = Workspace(tmp_path, RecordingChannel())
+    await ReadFileTool(ws).run(ReadFileArgs(path="many.py"))
+    cut = EditFileArgs(path="many.py", old_text=body, new_text="def f0():\n    return 0\n")
+    refused = await EditFileTool(ws).run(cut)
+    assert refused.status is ToolStatus.ERROR and refused.metadata["reason"] == "large deletion"
+    assert refused.error == (
+        "edit refused: it would delete 38 of the 40 lines of many.py (95%). Change only the "
+        "lines that must change (old_text: just those lines). If the task asks for this "
+        "deletion, send the same edit again."
+    )
+    assert (tmp_path / "many.py").read_text() == body
+    small = EditFileArgs(path="many.py", old_text="    return 3\n", new_text="    return 33\n")
+    assert (await EditFileTool(ws).run(small)).status is ToolStatus.SUCCESS  # a normal edit
+    tool = EditFileTool(ws)
+    body = (tmp_path / "many.py").read_text()
+    cut = EditFileArgs(path="many.py", old_text=body, new_text="def f0():\n    return 0\n")
+    assert (await tool.run(cut)).status is ToolStatus.ERROR
+    again = await tool.run(cut)
+    assert again.status is ToolStatus.SUCCESS, again.error
+    assert (tmp_path / "many.py").read_text() == "def f0():\n    return 0\n"

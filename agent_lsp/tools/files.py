@@ -20,6 +20,8 @@ from agent_lsp.project.syntax import syntax_error
 from agent_lsp.project.workspace import Workspace
 
 STALE = "stale"  # the reason of an edit refused because the file changed since it was read
+MAX_DELETED_SHARE = 0.5  # an edit deleting more of a file's lines is refused once
+MIN_LINES_GUARDED = 20  # ... in a file of this many lines or more
 
 
 class ReadFileArgs(BaseModel):
@@ -99,6 +101,7 @@ class EditFileTool:
         self.workspace = workspace
         self.known = known  # the project's names (the symbol index): flags hallucinated calls
         self._flagged: set[tuple[str, str, str]] = set()
+        self._deleting: set[tuple[str, str, str]] = set()  # large deletions said once
 
     def _unknown_names(self, rel: str, before: str, after: str, args: EditFileArgs) -> str | None:
         """The refusal of a first edit calling a name defined nowhere; the same call again
@@ -111,6 +114,25 @@ class EditFileTool:
             return None
         self._flagged.add(key)
         return flag_message(rel, names)
+
+    def _large_deletion(self, rel: str, before: str, after: str, args: EditFileArgs) -> str | None:
+        """The refusal of a first edit that deletes more than `MAX_DELETED_SHARE` of a file's
+        lines (a file of `MIN_LINES_GUARDED` lines or more): a model rewriting a whole file
+        often drops what it did not mean to. The same call again is the model's word that the
+        task asks for it."""
+        old, new = len(before.splitlines()), len(after.splitlines())
+        gone = old - new
+        if old < MIN_LINES_GUARDED or gone <= old * MAX_DELETED_SHARE:
+            return None
+        key = (rel, args.old_text, args.new_text)
+        if key in self._deleting:
+            return None
+        self._deleting.add(key)
+        return (
+            f"edit refused: it would delete {gone} of the {old} lines of {rel} "
+            f"({round(100 * gone / old)}%). Change only the lines that must change (old_text: "
+            "just those lines). If the task asks for this deletion, send the same edit again."
+        )
 
     async def run(self, args: EditFileArgs) -> ToolResult:
         ws = self.workspace
@@ -147,6 +169,8 @@ class EditFileTool:
             return ToolResult.fail(f"edit rejected, it would break the syntax: {broken}{why}")
         if refusal := self._unknown_names(args.path, text, found.text, args):
             return ToolResult.fail(refusal, reason="undefined name")
+        if refusal := self._large_deletion(args.path, text, found.text, args):
+            return ToolResult.fail(refusal, reason="large deletion")
         await ws.write_text(path, found.text, f"agent-lsp: edit {args.path}")
         return ToolResult.ok(
             self._report(args.path, found),
