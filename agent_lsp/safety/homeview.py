@@ -20,7 +20,14 @@ import adapters
 from agent_lsp.safety.paths import HOME_SECRET_DIRS, SECRET_DIRS, is_secret_path
 from agent_lsp.signing import user_folder
 
-__all__ = ["HIDDEN_HOMES", "TOOLCHAIN_DIRS", "own_folders", "private_home", "toolchain_dirs"]
+__all__ = [
+    "HIDDEN_HOMES",
+    "TOOLCHAIN_DIRS",
+    "linked_toolchains",
+    "own_folders",
+    "private_home",
+    "toolchain_dirs",
+]
 
 # Hidden whole inside the sandbox (every user's home, not only this one's).
 HIDDEN_HOMES = (Path("/home"), Path("/root"))
@@ -79,6 +86,45 @@ def own_folders() -> list[Path]:
     folders = [Path(os.path.realpath(Path(b) / "agent-lsp")) for b in bases]
     folders.append(Path(os.path.realpath(user_folder())))
     return list(dict.fromkeys(folders))
+
+
+MAX_LINKS = 2_000  # node_modules entries looked at per folder
+
+
+def linked_toolchains(roots: Iterable[Path]) -> tuple[Path, ...]:
+    """Where a project's dependencies link to outside it: a `.venv` that is a link (uv, a
+    shared environment), and the entries of `node_modules` that are links (pnpm's global store,
+    `npm link`, a shared install) — shown back read-only when they are in a home, like the
+    toolchains (`toolchain_dirs` drops any credential folder among them)."""
+    found: list[Path] = []
+    for root in roots:
+        for name in (".venv", "venv"):
+            if (root / name).is_symlink():
+                found.append(Path(os.path.realpath(root / name)))
+        found += _linked_modules(root / "node_modules")
+    return tuple(dict.fromkeys(found))
+
+
+def _linked_modules(folder: Path) -> list[Path]:
+    out: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)[:MAX_LINKS]
+    except OSError:
+        return out
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.is_symlink():
+            out.append(Path(os.path.realpath(path)))
+        elif entry.name.startswith("@") and entry.is_dir(follow_symlinks=False):
+            out += [Path(os.path.realpath(p)) for p in _scoped_links(path)]
+    return out
+
+
+def _scoped_links(scope: Path) -> list[Path]:
+    try:
+        return [Path(e.path) for e in os.scandir(scope) if e.is_symlink()][:MAX_LINKS]
+    except OSError:
+        return []
 
 
 def private_home(root: Path, base: Path | None = None) -> Path:

@@ -22,7 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_lsp.safety.homeview import HIDDEN_HOMES, own_folders, private_home, toolchain_dirs
+from agent_lsp.safety.homeview import (
+    HIDDEN_HOMES,
+    linked_toolchains,
+    own_folders,
+    private_home,
+    toolchain_dirs,
+)
 from agent_lsp.safety.protect import PROTECTED_NAMES, read_only_args
 from agent_lsp.safety.secretscan import Found, SecretScan, SecretScanError
 from agent_lsp.signing import key_path
@@ -282,7 +288,8 @@ class Sandbox:
             args += ["--tmpfs", str(base)]  # the other workspaces' private homes
         if home.is_dir() and home != Path("/"):
             args += ["--bind", str(private), str(home)]
-        for folder in toolchain_dirs(home, environ, self.toolchains):
+        linked = linked_toolchains(roots)
+        for folder in toolchain_dirs(home, environ, (*self.toolchains, *linked)):
             args += ["--ro-bind", str(folder), str(folder)]
         return args
 

@@ -281,3 +281,37 @@ async def test_editor_settings_below_the_root_stay_read_only_and_new_ones_go(
         assert not (outside.ws / m).exists(), m
     assert (outside.ws / "src/deep").is_dir()  # what is not protected stays
     assert (outside.ws / "pkg/.envrc").read_text() == "# mine\n"
+
+
+async def test_dependencies_linked_into_the_home_are_shown_back_read_only(
+    outside: Layout,
+) -> None:
+    """pnpm's global store, `npm link`, a `.venv` that is a link: the project's dependencies
+    live in the home, which the sandbox hides. Where node_modules entries or the `.venv` link
+    to is shown back read-only — never a credential folder a link names."""
+    store = outside.home / ".local/share/pnpm-store/left-pad"
+    store.mkdir(parents=True)
+    (store / "index.js").write_text("module.exports = 'padded';\n")
+    scoped = outside.home / "work/ui-kit"
+    scoped.mkdir(parents=True)
+    (scoped / "index.js").write_text("module.exports = 'kit';\n")
+    env = outside.home / "envs/app"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin/tool").write_text("venv-tool\n")
+    modules = outside.ws / "node_modules"
+    (modules / "@acme").mkdir(parents=True)
+    (modules / "left-pad").symlink_to(store)
+    (modules / "@acme/ui-kit").symlink_to(scoped)
+    (modules / "keys").symlink_to(outside.home / ".ssh")
+    (outside.ws / ".venv").symlink_to(env)
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    result = await run(
+        shell,
+        outside,
+        "cat node_modules/left-pad/index.js node_modules/@acme/ui-kit/index.js .venv/bin/tool;"
+        " cat node_modules/keys/id_rsa; echo more > node_modules/left-pad/index.js",
+    )
+    assert "padded" in result.output and "kit" in result.output, result.output
+    assert "venv-tool" in result.output, result.output
+    assert "PRIVATE KEY" not in result.output, result.output
+    assert (store / "index.js").read_text() == "module.exports = 'padded';\n"  # read-only
