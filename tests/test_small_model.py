@@ -244,9 +244,28 @@ async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_form
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     told = fake_openai.requests[1]["messages"][-1]["content"]
     assert "The edits written in your reply could not be applied" in told
-    assert "no change" in told
+    assert "- calc.py (whole file): not applied: this is calc.py as it is now, unchanged — " in told
+    assert "you changed nothing" in told
     assert "FAILED tests/test_calc.py::test_average" in told
     assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
     assert told.endswith(HOW_TO_ANSWER.format(files="calc.py"))
     assert told.count("as it is now:") == 1
     assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """At temperature 0 a small model that echoed the file back says the same again, word for
+    word: each reply in a row that did nothing makes the next request warmer (0.3 a reply); a
+    reply that changed something brings it back to the configured temperature."""
+    before = (project / "calc.py").read_text()
+    echo = Reply(f"calc.py\n```python\n{before}```\n")
+    fake_openai.script(echo, echo, Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    sent = [r.get("temperature") for r in fake_openai.requests]
+    assert sent == [0.0, 0.3, 0.6, 0.0], sent  # the last: after the edit that changed calc.py

@@ -40,6 +40,7 @@ from agent_lsp.messages import (
     Usage,
     estimate_tokens,
 )
+from agent_lsp.models.sampling import MIN_TEMPERATURE
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
@@ -62,6 +63,7 @@ def _reply_tokens(reply: ModelReply) -> int:
 
 WORDS_ONCE = "If you answer in words only again, the task stops here."
 FAILED_WORDS = "The edits written in your reply could not be applied"
+RETRY_WARMTH = 0.3  # temperature added per reply in a row that did nothing (small profile)
 
 
 def _words_left(left: int) -> str:
@@ -172,7 +174,11 @@ class Agent:
                     return paused
                 if (over := self._request_over_budget()) is not None:
                     return self._outcome(TaskStatus.FAILED, over, step, "token budget")
-                reply = await self._ask_model(step)
+                warmer = MIN_TEMPERATURE.set(self._retry_temperature())
+                try:
+                    reply = await self._ask_model(step)
+                finally:
+                    MIN_TEMPERATURE.reset(warmer)
                 if reply.tool_calls:
                     self._idle = self._unusable = 0
                     await self._run_tools(reply.tool_calls, step)
@@ -303,6 +309,12 @@ class Agent:
         if used >= self.limits.max_tokens:
             return f"token budget ({used} of {self.limits.max_tokens} tokens) used up"
         return None
+
+    def _retry_temperature(self) -> float | None:
+        """A small model's replies in a row that did nothing: its next one is sampled warmer
+        (0.3 a reply, up to 0.9), since at temperature 0 it would say the same again."""
+        stuck = self._idle + self._unusable
+        return min(RETRY_WARMTH * stuck, 0.9) if self.small and stuck else None
 
     def _request_over_budget(self) -> str | None:
         """The next request would take the task past its token budget by its own size (its
@@ -498,6 +510,11 @@ class Agent:
             ok = result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is True
             applied += ok
             said = result.output if ok else f"not applied: {result.error or result.output}"
+            if result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is False:
+                said = (
+                    f"not applied: this is {edit.path} as it is now, unchanged — you changed "
+                    "nothing. Change the lines that make the tests fail"
+                )
             lines.append(f"- {edit.path} ({edit.what}): {said}")
         for problem in found.problems:
             lines.append(f"- not used: {problem}")

@@ -27,6 +27,7 @@ from agent_lsp.messages import (
     estimate_request_tokens,
 )
 from agent_lsp.models import server_facts
+from agent_lsp.models.sampling import temperature_for
 from agent_lsp.models.tool_syntax import calls_in_text
 
 log = logging.getLogger(__name__)
@@ -203,8 +204,9 @@ class OpenAICompatModel:
             # The default, said out loud: llama.cpp's chatml-function-calling ignores the tools
             # without it.
             request["tool_choice"] = "auto"
-        if self.settings.temperature is not None:
-            request["temperature"] = self.settings.temperature
+        temperature = temperature_for(self.settings.temperature)
+        if temperature is not None:
+            request["temperature"] = temperature
         notes: list[str] = []
         reply = await self._with_retries(request, notes)
         usage = reply.usage
