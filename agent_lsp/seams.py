@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -16,6 +17,22 @@ from agent_lsp.messages import (
     ToolResult,
     ToolSpec,
 )
+
+# How warm the next request samples, when the loop asks for it: a small model at temperature 0
+# that answered with nothing usable answers the same way again, word for word. After such a
+# reply the loop sets a floor for its next request; the model client sends the higher of it and
+# the configured temperature (`temperature_for`). A context variable, so it reaches the client
+# through every wrapper (text tools, routes) and only for that task's request.
+MIN_TEMPERATURE: ContextVar[float | None] = ContextVar("min_temperature", default=None)
+
+
+def temperature_for(configured: float | None) -> float | None:
+    """The temperature to send: the configured one, raised to the loop's floor when one is
+    set (None: the endpoint's default)."""
+    floor = MIN_TEMPERATURE.get()
+    if floor is None:
+        return configured
+    return max(floor, configured or 0.0)
 
 
 class Model(Protocol):

@@ -40,9 +40,8 @@ from agent_lsp.messages import (
     Usage,
     estimate_tokens,
 )
-from agent_lsp.models.sampling import MIN_TEMPERATURE
 from agent_lsp.project.workspace import Workspace
-from agent_lsp.seams import EditorChannel, Model
+from agent_lsp.seams import MIN_TEMPERATURE, EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
 
 STEER_PREFIX = "A note from the user, sent while you work: "

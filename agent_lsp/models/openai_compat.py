@@ -27,8 +27,8 @@ from agent_lsp.messages import (
     estimate_request_tokens,
 )
 from agent_lsp.models import server_facts
-from agent_lsp.models.sampling import temperature_for
 from agent_lsp.models.tool_syntax import calls_in_text
+from agent_lsp.seams import temperature_for
 
 log = logging.getLogger(__name__)
 
