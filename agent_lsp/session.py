@@ -48,6 +48,7 @@ from agent_lsp.memory.task import TaskMemory, record_definition_of_done
 from agent_lsp.messages import AgentEvent, ChatMessage, EventKind, TaskOutcome
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.git import Git
+from agent_lsp.project.readme import readme_head
 from agent_lsp.project.status import project_status
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
@@ -110,6 +111,9 @@ def with_tool_protocol(model: Model, mode: ToolCalling) -> Model:
     if mode is ToolCalling.AUTO:
         return AutoToolModel(model)
     return model
+
+
+README_CHARS = 1_500  # the README's head in the single agent's first request (not a small model's)
 
 
 class Session:
@@ -532,6 +536,8 @@ class Session:
 
         async def status_then_memory() -> tuple[str, TaskMemory]:
             profile = await self.profile()
+            if not agent.small and (head := readme_head(agent.workspace, README_CHARS)):
+                profile += f"\nREADME (its head):\n{head}"
             memory = await self.memory.begin(task, channel, agent.workspace, options, checkpoint)
             return profile, memory
 

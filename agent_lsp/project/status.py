@@ -51,14 +51,40 @@ async def project_status(git: Git, max_files: int = 15) -> str:
     changed, staged, untracked = (
         [f for f in files if not git.hide(f)] for files in (changed, staged, untracked)
     )
-    log = await git_text(git, "log", "-3", "--format=%h %s") or ""
+    log = await git_text(git, "log", "-5", "--format=%h %s") or ""
     commits = [line[:68] for line in log.splitlines() if line.strip()]
+    stat = await _diff_stat(git)
     lines = [f"git: branch {branch or 'unknown'}"]
     for label, files in (("modified", changed), ("staged", staged), ("untracked", untracked)):
         if files:
             unique = sorted(set(files))
             more = f" (+{len(unique) - max_files} more)" if len(unique) > max_files else ""
             lines.append(f"  {label}: {', '.join(unique[:max_files])}{more}")
+    if stat:
+        lines.append(f"  uncommitted: {stat}")
     if commits:
         lines.append("  last commits: " + "; ".join(commits))
     return "\n".join(lines)
+
+
+async def _diff_stat(git: Git, max_files: int = 8) -> str:
+    """`git diff --stat HEAD` in a line: files changed with their +/- counts, and the total
+    (the names `git.hide` hides left out)."""
+    numstat = await git_text(git, "diff", "--numstat", "-z", "HEAD")
+    if not numstat:
+        return ""
+    files: list[tuple[str, str, str]] = []
+    for entry in numstat.split("\0"):
+        added, _, rest = entry.partition("\t")
+        deleted, _, path = rest.partition("\t")
+        if path and not git.hide(path):
+            files.append((path, added, deleted))
+    if not files:
+        return ""
+    plus = sum(int(a) for _, a, _ in files if a.isdigit())
+    minus = sum(int(d) for _, _, d in files if d.isdigit())
+    shown = ", ".join(
+        f"{p} +{a}/-{d}" if a.isdigit() else f"{p} (binary)" for p, a, d in files[:max_files]
+    )
+    more = f" (+{len(files) - max_files} more)" if len(files) > max_files else ""
+    return f"{len(files)} files, +{plus}/-{minus}: {shown}{more}"

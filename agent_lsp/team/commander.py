@@ -8,13 +8,13 @@ from pathlib import Path
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.messages import TaskStatus
+from agent_lsp.project.readme import readme_head as head_of_readme
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.team.record import TaskRecord, read_record
 from agent_lsp.team.roles import COMMANDER
 from agent_lsp.team.runner import RoleRunner
 
 README_CHARS = 3000  # the README's head the commander is given
-README_NAMES = ("README.md", "README.rst", "README.txt", "README")
 CONFIG_NAMES = (
     "pyproject.toml",
     "setup.py",
@@ -36,19 +36,8 @@ CONFIG_NAMES = (
 
 
 def readme_head(workspace: Workspace) -> str:
-    """The README's head, read as the agent's read_file would read it: a README that is a
-    link out of the project, a secret or a denied file is not given."""
-    for name in README_NAMES:
-        try:
-            path = workspace.describe(name, "read_file").path
-            if not path.is_file() or workspace.hidden(path, "read_file"):
-                continue
-            text = workspace.read_text(path)
-        except (AgentLspError, OSError, ValueError):
-            continue
-        cut = " […]" if len(text) > README_CHARS else ""
-        return text[:README_CHARS] + cut
-    return ""
+    """The README's head the commander is given (`project.readme`)."""
+    return head_of_readme(workspace, README_CHARS)
 
 
 def config_files(root: Path) -> list[str]:
