@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
@@ -254,6 +255,10 @@ class Session:
             if self._base_model is None:
                 self._raw_model = None
         self.settings = settings
+
+    def record(self, kind: str, source: str, **data: Any) -> None:
+        """A line of this session's log (team mode's roles write theirs through it)."""
+        self.memory.log.record(kind, source, **data)
 
     async def profile(self) -> str:
         """Toolchain profile (cached) and the git status (fresh for every task)."""

@@ -4,7 +4,7 @@ that this package does not import the session above it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from adapters.linters import LintIssue
 from agent_lsp.config.schema import Settings
@@ -32,6 +32,11 @@ class TeamHost(Protocol):
         ...
 
     async def profile(self) -> str: ...
+
+    def record(self, kind: str, source: str, **data: Any) -> None:
+        """A line of the session log (`agent-lsp log`): the team's start and end, every
+        role's model and tool calls."""
+        ...
 
     async def lint(self, channel: EditorChannel) -> list[LintIssue]:
         """The project's linters on the editor's text."""

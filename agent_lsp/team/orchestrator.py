@@ -131,6 +131,14 @@ class Orchestrator:
         runner = RoleRunner(
             self.host, self.channel, self.store, state, budget, await self.host.profile()
         )
+        self.host.record(
+            "task_start",
+            "agent",
+            task_id=state.task_id,
+            title=f"team: {state.instruction.splitlines()[0][:60] if state.instruction else ''}",
+            mode="started" if state.phase is Phase.INIT else f"resumed in {state.phase.value}",
+            step=0,
+        )
         try:
             while state.phase not in FINAL:
                 if budget.seconds_left() <= 0:
@@ -140,7 +148,17 @@ class Orchestrator:
         finally:
             state.seconds += time.monotonic() - started
             self.store.save(state)
-        return self._outcome(state)
+        outcome = self._outcome(state)
+        self.host.record(
+            "task_end",
+            "agent",
+            task_id=state.task_id,
+            status=outcome.status.value,
+            steps=len(state.steps),
+            summary=outcome.summary,
+            changed_files=outcome.changed_files,
+        )
+        return outcome
 
     async def _advance(self, runner: RoleRunner, state: TeamState) -> None:
         phase = state.phase

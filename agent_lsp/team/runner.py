@@ -21,6 +21,7 @@ from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
+from agent_lsp.team.teamlog import RoleLog
 from agent_lsp.team.verdict import final_words, may_test_write, tool_results
 
 
@@ -70,6 +71,7 @@ class RoleRunner:
             notes=box.notes,
         )
         agent.system_template = role.system  # not the single agent's system prompt
+        agent.hooks = RoleLog(self.host.record, self.state.task_id, role.name, label)
         agent.verifier = None  # the team verifies the merged result, in VERIFYING
         reserved = self.budget.reserve(role.name, parts)
         agent.limits = replace(agent.limits, max_tokens=reserved)

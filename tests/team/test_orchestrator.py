@@ -3,6 +3,7 @@ per role and step), real pytest on a two-module project, the real loop under eve
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -118,6 +119,42 @@ async def test_a_two_module_feature_over_two_workers(
     assert any(m.startswith("team: editor s1 completed (210 tokens)") for m in messages)
     assert any(m.startswith("team: planner completed (120 tokens)") for m in messages)
     assert "team: DONE" in messages
+
+
+async def test_a_team_task_is_in_the_session_log_role_by_role(
+    shapes: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """`agent-lsp log` (and `run --json`) see a team task as they see a single one: its start
+    and end, and each role's model calls (tokens) and tool calls (status), with role and step."""
+    fake_openai.script_for(COMMANDER, record_reply())
+    fake_openai.script_for(PLANNER, plan_reply(*TWO_STEPS))
+    fake_openai.script_for(step_marker("s1"), *edit_step("area.py", AREA_BODY, "area done"))
+    fake_openai.script_for(
+        step_marker("s2"), *edit_step("perimeter.py", PERIMETER_BODY, "perimeter done")
+    )
+    fake_openai.script_for(REVIEWER, review([]))
+    outcome = await run_team(shapes, fake_openai, options=TeamOptions(workers=2))
+    assert outcome.phase is Phase.DONE, outcome.summary
+
+    [log] = list((shapes / ".agent-lsp" / "logs").glob("*.jsonl"))
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    mine = [e for e in lines if e.get("task_id") == outcome.task_id]
+    assert mine[0]["kind"] == "task_start" and mine[0]["title"].startswith("team: ")
+    assert mine[-1]["kind"] == "task_end" and mine[-1]["status"] == "completed"
+    calls = [(e["role"], e["prompt_tokens"]) for e in mine if e["kind"] == "model_call"]
+    assert sorted(calls) == sorted(
+        [("commander", 30), ("planner", 100), ("reviewer", 80)]
+        + [("editor", 50), ("editor", 60), ("editor", 70)] * 2
+    ), calls
+    edits = [
+        (e["team_step"], e["tool"], e["status"])
+        for e in mine
+        if e["kind"] == "tool_call" and e["tool"] == "edit_file"
+    ]
+    assert sorted(edits) == [
+        ("editor s1", "edit_file", "success"),
+        ("editor s2", "edit_file", "success"),
+    ]
 
 
 async def test_a_runaway_editor_is_stopped_by_its_share_of_the_budget(
