@@ -60,10 +60,21 @@ def new_shadow_dir() -> Path:
     return make_dir("agent-lsp-shadow-")
 
 
-async def permit(policy: CommandPolicy, tool: str = "run_tests") -> None:
+def runs_what(adapter: ToolchainAdapter | None) -> str:
+    """What a test run would run, for the question that permits it: the runner, and a
+    `tests.command` whole."""
+    if adapter is None:
+        return ""
+    command = getattr(adapter, "command", None)
+    if isinstance(command, str) and command:
+        return f"the project's tests with `{command}` (tests.command)"
+    return f"the project's tests ({adapter.name}), which run the project's own code"
+
+
+async def permit(policy: CommandPolicy, tool: str = "run_tests", detail: str = "") -> None:
     """The gate of every run of the project's code the harness starts itself
     (`CommandPolicy.permit_project_code`); raises `NotPermittedError` with the reason."""
-    decision = await policy.permit_project_code(tool)
+    decision = await policy.permit_project_code(tool, detail)
     if not decision.allowed:
         what = "tests" if tool == "run_tests" else "linters"
         raise NotPermittedError(f"the {what} were not run: {decision.decided_by}")
@@ -85,7 +96,7 @@ async def run_in_copy(
     every test run (without an OS sandbox it asks); `NotPermittedError` when it says no,
     `BadTargetError` for a target that is not a test id or path inside the workspace."""
     check_targets(root, targets)
-    await permit(gate)
+    await permit(gate, detail=runs_what(adapter))
     folder = new_shadow_dir()
     home = safety.engine.guard.home
     shadow = ShadowWorkspace(
@@ -134,7 +145,7 @@ class Verifier:
     async def permit(self, workspace: Workspace) -> None:
         """The task's policy lets the tests run (never at L0; without an OS sandbox the user
         is asked, once per task); raises `NotPermittedError` with the reason otherwise."""
-        await permit(workspace.policy)
+        await permit(workspace.policy, detail=runs_what(self.adapter))
 
     async def run(self, workspace: Workspace, targets: Sequence[str] = ()) -> TestReport:
         if self.adapter is None:

@@ -139,7 +139,7 @@ class CommandPolicy:
             evaluation, subject, engine.root, tool, question, None, quiet=True
         )
 
-    async def permit_project_code(self, tool: str = "run_tests") -> Decision:
+    async def permit_project_code(self, tool: str = "run_tests", detail: str = "") -> Decision:
         """The one gate for the project's code the harness runs by itself — the tests
         (`run_tests`, the done-check, `agentLsp.runTests`, run-on-save, `agent-lsp test`, an
         improvement's dry run) and the linters (`tool="lint"`): the level and the rules
@@ -157,15 +157,16 @@ class CommandPolicy:
                 cwd=str(engine.root),
                 tool=tool,
             )
-        decision = await self.check_tool(tool, read_only=False)
+        decision = await self.check_tool(tool, read_only=False, detail=detail)
         if decision.allowed and not self.engine_for().sandboxed:
             self.granted.add("project code")
         return decision
 
-    async def check_tool(self, tool: str, read_only: bool) -> Decision:
+    async def check_tool(self, tool: str, read_only: bool, detail: str = "") -> Decision:
+        """`detail`: what the tool would run, shown whole in the question."""
         engine = self.engine_for()
         evaluation = engine.tool(tool, read_only)
-        question = f"agent-lsp wants to use the tool {tool}"
+        question = f"agent-lsp wants to use the tool {tool}" + (f": {detail}" if detail else "")
         return await self._settle(
             evaluation, tool, engine.root, tool, question, f"tool:{tool}", quiet=True
         )

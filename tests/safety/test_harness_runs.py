@@ -100,6 +100,26 @@ def test_agent_lsp_test_without_a_sandbox_asks_first(
     assert not canary.exists()
 
 
+def test_the_question_shows_the_whole_test_command_a_repository_set(
+    project: Path, server_env: dict[str, str]
+) -> None:
+    """An untrusted repository's `tests.command` runs where its scripts.test would: confined,
+    or without a sandbox only after the question, which shows the command whole."""
+    user_config(server_env, NO_SANDBOX)
+    canary = project.parent / "outside-command"
+    (project / ".agent-lsp").mkdir(exist_ok=True)
+    (project / ".agent-lsp" / "config.toml").write_text(
+        f'[tests]\ncommand = "touch {canary} && python -m pytest -q"\n'
+    )
+    done = agent_lsp("test", "--root", str(project), env=server_env)
+    assert "Traceback" not in done.stderr
+    assert (
+        f"? agent-lsp wants to use the tool run_tests: the project's tests with "
+        f"`touch {canary} && python -m pytest -q` (tests.command)"
+    ) in done.stdout, done.stdout
+    assert done.returncode == 1 and not canary.exists()
+
+
 def test_the_users_own_allow_rule_answers_for_them(
     project: Path, canary: Path, server_env: dict[str, str]
 ) -> None:
