@@ -5,7 +5,11 @@ A list of options known to be harmful cannot be complete: runners group short op
 (`-vo log_file=/x` is `-v -o log_file=/x`), accept abbreviations and add options with every
 release. So such a source may set only what is listed here as harmless — options that change
 which tests run and how their results read, each with a value of the shape it needs — and test
-ids or paths inside the workspace. Anything else (pytest `--basetemp`, which empties its folder
+ids or paths inside the workspace. One list serves every runner, so nothing is on it that
+another runner reads otherwise: go test's single-dash options (`-run`, `-count`, `-race` …) are
+clusters of short options to pytest (`-count` is `-c ount`, a config file; `-run X` is `-r un`
+and the test path `X`) and to jest and vitest, so none is accepted from such a source. Anything
+else (pytest `--basetemp`, which empties its folder
 first; `--junitxml`; `-o cache_dir=`; jest and vitest `--outputFile`; go `-o`, `-coverprofile`;
 an argument file `@args`; a path through `..`) is refused; the user's own settings may set
 anything."""
@@ -53,8 +57,10 @@ _INI_KEYS = frozenset(
 
 
 def _ini(value: str) -> bool:
+    """`key=value` for a listed key, with no path in it at all (to go test, `-o` names the
+    file its test binary is written to)."""
     key, eq, setting = value.partition("=")
-    return bool(eq) and key in _INI_KEYS and (setting == "" or _path_problem(setting) is None)
+    return bool(eq) and key in _INI_KEYS and "/" not in setting and "\\" not in setting
 
 
 # Options without a value (pytest, jest, vitest, go test), as written.
@@ -70,8 +76,6 @@ _FLAGS = frozenset(
     | {"--detectOpenHandles", "--forceExit", "--noStackTrace", "--coverage", "--run"}
     | {"--no-file-parallelism", "--typecheck", "--allowOnly", "--globals", "--isolate"}
     | {"--no-isolate", "--expand", "--errorOnDeprecated", "--logHeapUsage", "--no-watchman"}
-    # go test
-    | {"-race", "-short", "-failfast", "-benchmem", "-cover", "-msan", "-asan", "-trimpath"}
 )
 # Options with a value (`--opt value` or `--opt=value`), and the value each accepts.
 _VALUED = {
@@ -106,21 +110,6 @@ _VALUED = {
     "--shard": re.compile(r"\d+/\d+").fullmatch,
     "--project": _NAME.fullmatch,
     "--seed": _WORD.fullmatch,
-    # go test
-    "-run": _text,
-    "-skip": _text,
-    "-bench": _text,
-    "-count": _NUMBER.fullmatch,
-    "-timeout": _DURATION.fullmatch,
-    "-parallel": _NUMBER.fullmatch,
-    "-cpu": re.compile(r"\d+(,\d+)*").fullmatch,
-    "-tags": _WORD.fullmatch,
-    "-benchtime": _WORD.fullmatch,
-    "-shuffle": _WORD.fullmatch,
-    "-covermode": _NAME.fullmatch,
-    "-coverpkg": _WORD.fullmatch,
-    "-mod": _NAME.fullmatch,
-    "-vet": _WORD.fullmatch,
 }
 # pytest's grouped short flags (`-vx`) and the attached forms it reads (`-rA`, `-n2`).
 _GROUPED = re.compile(r"-[vqxsl]{2,}")

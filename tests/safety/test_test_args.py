@@ -20,13 +20,12 @@ SAFE_ARGS = [
     ["-x", "-q", "-k", "not slow"],
     ["--cov=src"],
     ["-o", "xfail_strict=true"],
-    ["-race", "-count=1"],
     ["--maxWorkers=2"],
     ["-v", "tests/unit"],
     ["-vx", "-rA", "-n2", "--tb=short"],
     ["-p", "no:cacheprovider", "-W", "error::DeprecationWarning"],
     ["--runInBand", "-t", "adds numbers", "--maxWorkers", "50%"],
-    ["-run", "TestFoo/bar", "-timeout=30s", "./pkg/..."],
+    ["./pkg/...", "-v"],
     ["tests/test_x.py::test_a[1-2]"],
 ]
 UNSAFE_ARGS = [
@@ -75,6 +74,13 @@ UNSAFE_ARGS = [
     ["--cov=/elsewhere"],
     ["-vvvv", "--unknown-option"],
     ["tests/\x1b[2J"],
+    # go test's options are short-option clusters to pytest: `-run X` is `-r un X` (a path
+    # outside read as a test path), `-count` is `-c ount` (an option file)
+    ["-run", "/elsewhere/tests"],
+    ["-count=1"],
+    ["-coverpkg", ".."],
+    ["-race"],
+    ["-o", "markers=link/x"],  # go test -o: the test binary written through a link
 ]
 
 
