@@ -16,6 +16,7 @@ from adapters import PlatformShell, default_shell
 from adapters.reaper import TREE_MARK, end_strays, new_token, subreaper
 from adapters.results import CommandResult
 from agent_lsp.safety.protect import (
+    Identity,
     ProtectionError,
     created_protected,
     existing_protected,
@@ -125,7 +126,7 @@ class ConfinedShell:
             )
         return replace(result, argv=tuple(argv))
 
-    def _clean_up(self, before: dict[Path, set[Path]]) -> list[str]:
+    def _clean_up(self, before: dict[Path, dict[Path, Identity]]) -> list[str]:
         """Protected entries the command created (a `.git`, editor settings, `.envrc`, at any
         depth) are moved away and deleted."""
         removed: list[str] = []

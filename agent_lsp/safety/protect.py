@@ -18,14 +18,16 @@ import os
 import re
 import subprocess
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = [
     "PROTECTED_NAMES",
+    "Identity",
     "ProtectionError",
     "created_protected",
     "existing_protected",
+    "guarded_below",
     "read_only_args",
     "remove_created",
 ]
@@ -121,15 +123,50 @@ def _sanitised_config(config: Path, scratch: Path) -> list[str]:
     return ["--ro-bind", str(copy), str(config)]
 
 
-def existing_protected(root: Path, gits: Iterable[Path] = ()) -> set[Path]:
-    return {root / n for n in PROTECTED_NAMES if os.path.lexists(root / n)} | set(gits)
+Identity = tuple[int, int]  # device and inode: what a rename of a parent folder keeps
 
 
-def created_protected(root: Path, before: set[Path], gits: Iterable[Path] = ()) -> list[Path]:
-    """Protected entries under `root` not in `before` (created by a command), an entry inside
-    another one left to go with it."""
-    made = sorted(existing_protected(root, gits) - before)
+def existing_protected(root: Path, gits: Iterable[Path] = ()) -> dict[Path, Identity]:
+    """The protected entries under `root` (those at the top, and `gits`: the ones found at any
+    depth), each with its identity."""
+    out: dict[Path, Identity] = {}
+    for path in [*(root / n for n in PROTECTED_NAMES), *gits]:
+        with contextlib.suppress(OSError):
+            st = path.lstat()
+            out[path] = (st.st_dev, st.st_ino)
+    return out
+
+
+def created_protected(
+    root: Path, before: Mapping[Path, Identity], gits: Iterable[Path] = ()
+) -> list[Path]:
+    """Protected entries under `root` that were not there before (created by a command), by
+    identity, not by path: one made where a protected entry was, after its parent folder was
+    renamed away, is new; the user's own, moved with its folder, is not. An entry inside
+    another one is left to go with it."""
+    known = set(before.values())
+    now = existing_protected(root, gits)
+    made = sorted(p for p, identity in now.items() if identity not in known)
     return [p for p in made if not any(p.is_relative_to(o) and p != o for o in made)]
+
+
+def guarded_below(folders: Iterable[Path], limit: int = 20_000) -> list[Path]:
+    """Protected names inside `folders` (the secret folders the scan hides whole and does not
+    walk: a `.ssh/.git` a command made there is found all the same)."""
+    found: list[Path] = []
+    seen = 0
+    for folder in folders:
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for current, dirs, files in os.walk(folder):
+            seen += len(dirs) + len(files)
+            for name in [*dirs, *files]:
+                if name in PROTECTED_NAMES:
+                    found.append(Path(current, name))
+            dirs[:] = [d for d in dirs if d != ".git"]
+            if seen > limit:
+                break
+    return found
 
 
 def remove_created(root: Path, paths: Iterable[Path]) -> list[str]:

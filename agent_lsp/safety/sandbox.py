@@ -29,7 +29,7 @@ from agent_lsp.safety.homeview import (
     private_home,
     toolchain_dirs,
 )
-from agent_lsp.safety.protect import PROTECTED_NAMES, read_only_args
+from agent_lsp.safety.protect import PROTECTED_NAMES, guarded_below, read_only_args
 from agent_lsp.safety.secretscan import Found, SecretScan, SecretScanError
 from agent_lsp.signing import key_path
 
@@ -263,7 +263,8 @@ class Sandbox:
 
     def _gits_under(self, top: Path, found: Mapping[Path, Found]) -> list[Path]:
         result = found.get(top) or self._scan(top)
-        return [*result.gits, *result.guarded]
+        hidden_folders = [p for p in result.secrets if p.is_dir() and not p.is_symlink()]
+        return [*result.gits, *result.guarded, *guarded_below(hidden_folders)]
 
     def _scan(self, top: Path) -> Found:
         try:

