@@ -4,8 +4,9 @@ prompt): inside the OS sandbox, never writing, with a hardened configuration.
 A repository's config can run programs (`core.fsmonitor`, filters, textconv, an external
 diff, a pager, hooks), and the agent's commands could have written it. So git runs confined
 like any command — read-only, no network, no API keys — with system and global config
-ignored and the executable settings switched off on the command line. Without an OS sandbox,
-git does not run at all in a repository whose config names a program.
+ignored and the executable settings switched off on the command line. git does not run at all
+in a repository whose config names a program (a filter, a textconv, an fsmonitor …), sandbox
+or not: inside the sandbox it sees the secret files, which such a program could print.
 
 git sees the workspace and nothing else: its work tree is the workspace whatever the config
 says (`core.worktree`), its git folder is the workspace's `.git` — a `.git` file may point
@@ -86,10 +87,12 @@ class Git:
     async def run(self, *args: str, timeout: float = 30) -> CommandResult:  # noqa: ASYNC109
         """`git <hardened options> args` in the root; exit 126 with the reason when it
         may not run."""
-        if not self.shell.sandboxed:
-            problem = await self._unsafe_config()
-            if problem:
-                return CommandResult(("git", *args), 126, problem, False, False, 0, 0.0)
+        # in the sandbox too: git runs there seeing the secret files (so that it does not
+        # report their empty stand-ins as changes), and a program its config names (a filter's
+        # `clean = cat .env`) would print them into a diff
+        problem = await self._unsafe_config()
+        if problem:
+            return CommandResult(("git", *args), 126, problem, False, False, 0, 0.0)
         pinned = self.pinned()
         if isinstance(pinned, str):
             code = 128 if pinned.startswith("fatal:") else 126
@@ -116,6 +119,8 @@ class Git:
                 )
         else:  # a repository above the workspace is not the workspace's
             return f"fatal: not a git repository: {root} has no .git"
+        if folder.is_relative_to(root) and (elsewhere := borrows(root, folder)):
+            return f"git not run: the workspace's git folder {elsewhere}"
         return [f"--git-dir={folder}", f"--work-tree={root}"]
 
     async def _unsafe_config(self) -> str | None:
@@ -139,9 +144,30 @@ class Git:
         if names:
             return (
                 "git not run: this repository's git config names programs git would run "
-                f"({', '.join(sorted(set(names))[:5])}) and there is no OS sandbox"
+                f"({', '.join(sorted(set(names))[:5])})"
             )
         return None
+
+
+def borrows(root: Path, folder: Path) -> str | None:
+    """How a git folder in the workspace would read another repository, if it would: a
+    `commondir` (the shared part of a linked worktree), borrowed objects
+    (`objects/info/alternates`), or its parts as links out of the workspace."""
+    if (folder / "commondir").exists():
+        return "names a common folder elsewhere (commondir)"
+    alternates = folder / "objects" / "info" / "alternates"
+    with contextlib.suppress(OSError):
+        if alternates.read_text(encoding="utf-8", errors="replace").strip():
+            return "borrows objects from another repository (objects/info/alternates)"
+    for part in ("objects", "refs", "HEAD", "packed-refs", "index", "config", "info", "logs"):
+        path = folder / part
+        if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(root):
+            return f"has {part} as a link out of the workspace"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder / "objects"):
+            if entry.is_symlink() and not Path(os.path.realpath(entry.path)).is_relative_to(root):
+                return f"has objects/{entry.name} as a link out of the workspace"
+    return None
 
 
 def linked_git_folder(root: Path, dot: Path) -> Path | None:

@@ -132,3 +132,65 @@ async def test_a_linked_worktree_and_a_submodule_still_work_without_a_sandbox(
     (sub / "a.py").write_text("x = 3\n")
     seen = await seen_by_tools(sub, sandboxed=False)
     assert "-x = 1" in seen and "+x = 3" in seen, seen
+
+
+def victim_repository(tmp_path: Path) -> tuple[Path, str]:
+    """A repository beside the workspace, with a private file committed; its HEAD commit."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "private.txt").write_text("OTHER-REPO-CANARY secret content\n")
+    git(victim, "init", "-q", "-b", "main")
+    git(victim, "add", "-A")
+    git(victim, "commit", "-qm", "victim-commit-msg")
+    return victim, git(victim, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("how", ["commondir", "alternates", "objects-link"])
+@pytest.mark.parametrize("sandboxed", [False, True])
+async def test_a_git_folder_that_borrows_another_repository_is_not_read(
+    tmp_path: Path, how: str, sandboxed: bool
+) -> None:
+    victim, head = victim_repository(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    if sandboxed:
+        require_sandbox(tmp_path / "nohome", tmp_path)
+    (ws / "app.py").write_text("print(1)\n")
+    git(ws, "init", "-q", "-b", "main")
+    dot = ws / ".git"
+    if how == "commondir":
+        (dot / "commondir").write_text(str(victim / ".git") + "\n")
+    elif how == "alternates":
+        (dot / "objects/info/alternates").write_text(str(victim / ".git/objects") + "\n")
+        (dot / "refs/heads/main").write_text(head + "\n")
+        git(ws, "read-tree", "main")
+    else:
+        import shutil
+
+        shutil.rmtree(dot / "objects")
+        (dot / "objects").symlink_to(victim / ".git/objects")
+        (dot / "refs/heads/main").write_text(head + "\n")
+    seen = await seen_by_tools(ws, sandboxed)
+    for leaked in ["OTHER-REPO-CANARY", "victim-commit-msg", "private.txt"]:
+        assert leaked not in seen, seen
+
+
+async def test_a_filter_in_the_repository_config_prints_no_secret_into_a_diff(
+    tmp_path: Path,
+) -> None:
+    """In the sandbox git sees the secret files (not their empty stand-ins); a filter the
+    repository's config names (`clean = cat .env; cat`) would print one into git_diff."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    require_sandbox(tmp_path / "nohome", tmp_path)
+    (ws / "app.py").write_text("print(1)\n")
+    (ws / ".env").write_text("API_KEY=sk-WORKSPACE-SECRET-CANARY\n")
+    git(ws, "init", "-q")
+    git(ws, "add", "app.py")
+    git(ws, "commit", "-qm", "one")
+    git(ws, "config", "filter.x.clean", "cat .env; cat")
+    (ws / ".git/info/attributes").write_text("app.py filter=x\n")
+    (ws / "app.py").write_text("print(2)\n")
+    seen = await seen_by_tools(ws, sandboxed=True)
+    assert "SECRET-CANARY" not in seen, seen
+    assert "names programs git would run (filter.x.clean)" in seen, seen
