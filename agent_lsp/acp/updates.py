@@ -4,6 +4,7 @@ text blocks of a prompt (pure functions, no I/O)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ _KINDS: dict[str, ToolKind] = {
 }
 # answers that refuse (the policy's Deny, the conflict question's Stop, ask_user's Skip …)
 _REFUSALS = frozenset({DENY.casefold(), "stop", "skip", "reject", "no", "keep and stop"})
+_PATH = re.compile(r'^\{"path":\s*"((?:[^"\\]|\\.)*)"')
 _OPTION_IDS = {ALLOW_ONCE: "allow-once", ALWAYS_ALLOW: "allow-always", DENY: "deny"}
 
 
@@ -89,11 +91,11 @@ def call_title(
     text = message[len(tool) + 1 :]
     try:
         args: object = json.loads(text)
-    except ValueError:
-        return message, [], None
-    if not isinstance(args, dict):
-        return message, [], args
-    path: object = args.get("path")
+    except ValueError:  # cut: the path, when it came whole before the cut
+        found = _PATH.search(text)
+        args, path = None, (json.loads(f'"{found[1]}"') if found else None)
+    else:
+        path = args.get("path") if isinstance(args, dict) else None
     if isinstance(path, str) and path:
         return f"{tool} {path}", [ToolCallLocation(path=absolute(root, path))], args
     return message, [], args
