@@ -1,14 +1,14 @@
 """`AcpAgent`: the ACP methods on the core. `session/new` opens a `Session` on the workspace
 (settings and trust as `serve` and `run` load them), `session/prompt` runs the prompt's words as
 a task through `Session.run_task` with the session's `AcpChannel`, `session/cancel` cancels it
-(the prompt answers `cancelled`). Bad input (an unknown session, a cwd that is not a folder, a
+(the prompt answers `cancelled`), `session/load` goes on with an earlier session's tasks
+(`acp/resume.py`). Bad input (an unknown session, a cwd that is not a folder, a
 model that cannot be reached as configured) is a JSON-RPC error, never a crash."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from acp.schema import (
     ClientCapabilities,
     Implementation,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -28,6 +29,7 @@ from acp.schema import Usage as AcpUsage
 
 from agent_lsp import __version__
 from agent_lsp.acp.channel import AcpChannel
+from agent_lsp.acp.resume import continuable, latest_task, replay, well_formed
 from agent_lsp.acp.updates import PromptBlock, instruction, stop_reason
 from agent_lsp.config.endpoint import endpoint_problem
 from agent_lsp.config.settings import load_settings
@@ -51,6 +53,7 @@ class Live:
     warnings: list[str] = field(default_factory=list[str])
     running: asyncio.Task[TaskOutcome] | None = None
     cancelled: bool = False
+    follow: str | None = None  # the task the next prompt continues (a loaded session's)
 
 
 class AcpAgent:
@@ -77,7 +80,7 @@ class AcpAgent:
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
@@ -86,6 +89,31 @@ class AcpAgent:
         )
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        live = await self._open(cwd)
+        return NewSessionResponse(session_id=live.channel.session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, **kwargs: Any
+    ) -> LoadSessionResponse | None:
+        if not well_formed(session_id) or session_id in self.sessions:
+            why = "is open already" if session_id in self.sessions else "is not one of ours"
+            raise RequestError(INVALID_PARAMS, f"session {session_id!r} {why}")
+        live = await self._open(cwd, session_id)
+        cp, warnings = await latest_task(live.session, session_id)
+        if cp is None and not await asyncio.to_thread(live.session.memory.log.path.exists):
+            del self.sessions[session_id]
+            await live.session.aclose()
+            raise RequestError(-32002, f"no session {session_id} in {live.session.root}")
+        live.warnings += warnings
+        if cp is not None:
+            goes_on = await asyncio.to_thread(continuable, live.session, cp)
+            live.follow = cp.task_id if goes_on else None
+            await replay(live.channel, cp, goes_on)
+        return LoadSessionResponse()
+
+    async def _open(self, cwd: str, session_id: str | None = None) -> Live:
+        """A session on the workspace: settings and trust as `run` loads them; the model
+        checked before anything starts."""
         if self.client is None:  # pragma: no cover - the SDK connects before it reads a line
             raise RequestError(INVALID_REQUEST, "not connected")
         root = self.root or Path(cwd)
@@ -98,13 +126,13 @@ class AcpAgent:
         problem = None if self.model is not None else endpoint_problem(settings.model)
         if problem is not None:
             raise RequestError(INVALID_REQUEST, f"{problem.text}; next: {problem.next_step}")
-        session_id = uuid.uuid4().hex
+        session = Session(root, settings, self.model, session_id=session_id)
         fs = self.capabilities.fs
         writes = bool(fs is not None and fs.write_text_file)
-        session = Session(root, settings, self.model)
-        channel = AcpChannel(self.client, session_id, root, client_writes=writes)
-        self.sessions[session_id] = Live(session, channel, list(loaded.warnings))
-        return NewSessionResponse(session_id=session_id)
+        sid = session.memory.session_id
+        channel = AcpChannel(self.client, sid, root, client_writes=writes)
+        live = self.sessions[sid] = Live(session, channel, list(loaded.warnings))
+        return live
 
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
@@ -125,7 +153,11 @@ class AcpAgent:
             await live.channel.say(f"agent-lsp: warning: {warning}")
         live.warnings = []
         task = Task(kind=TaskKind.TASK, instruction=words)
-        live.running = asyncio.ensure_future(live.session.run_task(task, live.channel))
+        hint, task_id = (None, None) if live.follow is None else (words, live.follow)
+        live.follow = None
+        live.running = asyncio.ensure_future(
+            live.session.run_task(task, live.channel, hint=hint, task_id=task_id)
+        )
         try:
             outcome = await live.running
         except asyncio.CancelledError:

@@ -28,6 +28,7 @@ from acp.schema import (
     ToolCallStatus,
     ToolCallUpdate,
     ToolKind,
+    UserMessageChunk,
 )
 
 from agent_lsp.acp.updates import call_title, option_ids, option_kind, tool_kind
@@ -37,7 +38,7 @@ from agent_lsp.messages import AgentEvent, EventKind
 
 log = logging.getLogger(__name__)
 
-Update = AgentMessageChunk | ToolCallStart | ToolCallProgress
+Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
 Content = ContentToolCallContent | FileEditToolCallContent
 _SAID = (EventKind.STARTED, EventKind.MESSAGE, EventKind.FINISHED)
 

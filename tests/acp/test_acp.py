@@ -32,6 +32,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UserMessageChunk,
     WriteTextFileResponse,
 )
 
@@ -121,7 +122,7 @@ async def acp_agent(
             )
             assert init.protocol_version == PROTOCOL_VERSION
             assert init.agent_capabilities is not None
-            assert init.agent_capabilities.load_session is False  # not implemented: not offered
+            assert init.agent_capabilities.load_session is True
             yield conn, stderr
         assert await asyncio.wait_for(process.wait(), 30) == 0
     assert "Traceback" not in stderr.read_text(), stderr.read_text()
@@ -274,6 +275,41 @@ async def test_bad_input_is_a_json_rpc_error_never_a_crash(
             await conn.prompt(session_id=new.session_id, prompt=[text_block("  ")])
         assert empty.value.code == -32602
     assert "Traceback" not in stderr.read_text()
+
+
+async def test_a_loaded_session_continues_its_stopped_task_in_the_same_conversation(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    fake_openai.script(Reply("Done!"), Reply("Really done!"))
+    first = Recorder()
+    async with acp_agent(first, server_env, tmp_path) as (conn, _):
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        done = await conn.prompt(
+            session_id=new.session_id, prompt=[text_block("make the failing test pass")]
+        )
+    assert done.stop_reason == "end_turn" and "■ failed" in first.said(), first.said()
+    asked = len(fake_openai.requests)
+    fake_openai.script(*fix_average_script())
+    later = Recorder()  # another process: what it knows comes from the checkpoints
+    async with acp_agent(later, server_env, tmp_path) as (conn, _):
+        with pytest.raises(RequestError):  # a made-up id, or one that is no id of ours
+            await conn.load_session(cwd=str(project), session_id="20260101-000000-abcdef")
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(project), session_id="../../etc")
+        await conn.load_session(cwd=str(project), session_id=new.session_id, mcp_servers=[])
+        replayed = [u for u in later.updates if isinstance(u, UserMessageChunk)]
+        assert [u.content.text for u in replayed] == ["make the failing test pass"]
+        assert "Done!" in later.said() and "your next prompt continues this task" in later.said()
+        again = await conn.prompt(
+            session_id=new.session_id, prompt=[text_block("the bug is in average()")]
+        )
+    assert again.stop_reason == "end_turn"
+    assert (project / "calc.py").read_text().count(FIX) == 1
+    went_on = fake_openai.requests[asked]["messages"]  # the same conversation, the hint last
+    assistant = [m.get("content") for m in went_on if m["role"] == "assistant"]
+    assert "Done!" in assistant and "Really done!" in assistant, assistant
+    assert "the bug is in average()" in str(went_on[-1]["content"])
+    assert "■ completed after" in later.said()
 
 
 def test_a_root_that_is_not_a_folder_is_one_line(

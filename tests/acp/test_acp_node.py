@@ -73,7 +73,7 @@ def test_the_typescript_sdk_client_runs_the_fix(
     out = node_client(sdk_entry, project, server_env, "make the failing test pass", "allow_once")
     assert out["code"] == 0
     assert out["init"]["protocolVersion"] == 1
-    assert out["init"]["agentCapabilities"]["loadSession"] is False
+    assert out["init"]["agentCapabilities"]["loadSession"] is True
     assert out["stopReason"] == "end_turn"
     after = before.replace(BUG, FIX)
     assert (project / "calc.py").read_text() == after
