@@ -292,10 +292,12 @@ async def test_a_loaded_session_continues_its_stopped_task_in_the_same_conversat
     fake_openai.script(*fix_average_script())
     later = Recorder()  # another process: what it knows comes from the checkpoints
     async with acp_agent(later, server_env, tmp_path) as (conn, _):
-        with pytest.raises(RequestError):  # a made-up id, or one that is no id of ours
+        with pytest.raises(RequestError) as made_up:
             await conn.load_session(cwd=str(project), session_id="20260101-000000-abcdef")
-        with pytest.raises(RequestError):
+        assert made_up.value.code == -32002, made_up.value
+        with pytest.raises(RequestError) as not_an_id:  # never a path
             await conn.load_session(cwd=str(project), session_id="../../etc")
+        assert not_an_id.value.code == -32602, not_an_id.value
         await conn.load_session(cwd=str(project), session_id=new.session_id, mcp_servers=[])
         replayed = [u for u in later.updates if isinstance(u, UserMessageChunk)]
         assert [u.content.text for u in replayed] == ["make the failing test pass"]
