@@ -314,6 +314,48 @@ async def test_a_loaded_session_continues_its_stopped_task_in_the_same_conversat
     assert "■ completed after" in later.said()
 
 
+async def test_a_client_gone_mid_task_leaves_it_to_go_on_in_a_loaded_session(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    fake_openai.script(Hang(60), Reply("too late"))
+    first = Recorder()
+    async with acp_agent(first, server_env, tmp_path) as (conn, _):
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        prompt = asyncio.ensure_future(
+            conn.prompt(session_id=new.session_id, prompt=[text_block("fix the average")])
+        )
+        await asyncio.wait_for(asked_the_model(fake_openai), 60)
+    # the client closed the pipe mid-task: the agent ended at once (exit 0, checked above)
+    prompt.cancel()
+    fake_openai.script(*fix_average_script())
+    later = Recorder()
+    async with acp_agent(later, server_env, tmp_path) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=new.session_id, mcp_servers=[])
+        assert "your next prompt continues this task" in later.said(), later.said()
+        again = await conn.prompt(session_id=new.session_id, prompt=[text_block("go on")])
+    assert again.stop_reason == "end_turn"
+    assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+async def test_a_question_of_the_agent_is_a_permission_request_with_its_options(
+    project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    question = {"question": "Which runner?", "options": ["pytest", "unittest"]}
+    fake_openai.script(Reply(tool_calls=[ToolCall("ask_user", question)]), Reply("Noted."))
+    client = Recorder(answer="allow_once")  # the first option of that kind: pytest
+    async with acp_agent(client, server_env, tmp_path) as (conn, _):
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("set up the tests")])
+    ((asked, options),) = client.asked
+    assert asked.title == "Which runner?" and asked.kind == "think"
+    assert [(o.name, o.kind) for o in options] == [
+        ("pytest", "allow_once"),
+        ("unittest", "allow_once"),
+        ("Skip", "reject_once"),
+    ]
+    assert "the user answered: pytest" in tool_messages(fake_openai.requests[1])[0]
+
+
 def test_a_root_that_is_not_a_folder_is_one_line(
     tmp_path: Path, server_env: dict[str, str]
 ) -> None:
