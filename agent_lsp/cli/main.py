@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--root",
         dest="pinned_root",
+        metavar="DIR",
         type=Path,
         default=None,
         help="the workspace of every session (default: the cwd each session/new names)",
