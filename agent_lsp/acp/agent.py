@@ -193,10 +193,12 @@ class AcpAgent:
 
     async def aclose(self) -> None:
         """Every running task cancelled (its checkpoint kept), every session closed."""
+        running = [live.running for live in self.sessions.values() if live.running is not None]
         for live in self.sessions.values():
-            if live.running is not None:
-                live.cancelled = True
-                live.running.cancel()
+            live.cancelled = True
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)  # cleaned up: groups killed
         for live in self.sessions.values():
             try:
                 await live.session.aclose()
