@@ -32,6 +32,7 @@ from agent_lsp.acp.channel import AcpChannel
 from agent_lsp.acp.resume import continuable, latest_task, replay, well_formed
 from agent_lsp.acp.updates import PromptBlock, instruction, stop_reason
 from agent_lsp.config.endpoint import endpoint_problem
+from agent_lsp.config.schema import ApplyMode
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
@@ -130,7 +131,8 @@ class AcpAgent:
         fs = self.capabilities.fs
         writes = bool(fs is not None and fs.write_text_file)
         sid = session.memory.session_id
-        channel = AcpChannel(self.client, sid, root, client_writes=writes)
+        review = settings.apply_mode is ApplyMode.REVIEW
+        channel = AcpChannel(self.client, sid, root, client_writes=writes, review=review)
         live = self.sessions[sid] = Live(session, channel, list(loaded.warnings))
         return live
 

@@ -2,7 +2,8 @@
 `agent_message_chunk`s, tool calls `tool_call` / `tool_call_update`s (kind, status, an edit's
 diff), questions `session/request_permission` naming what is asked (the whole command, the
 file) — no answer, a cancelled request or a broken connection is no answer, which is a deny.
-Edits go through the client's `fs/write_text_file` when it offers it, else to disk atomically."""
+Edits go through the client's `fs/write_text_file` when it offers it, else to disk atomically;
+in review mode each is a permission request carrying its diff first (Apply / Reject)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
 Content = ContentToolCallContent | FileEditToolCallContent
+APPLY, REJECT = "Apply", "Reject"
 _SAID = (EventKind.STARTED, EventKind.MESSAGE, EventKind.FINISHED)
 
 
@@ -54,12 +56,21 @@ class _Call:
 
 class AcpChannel:
     def __init__(
-        self, client: Client, session_id: str, root: Path, *, client_writes: bool = False
+        self,
+        client: Client,
+        session_id: str,
+        root: Path,
+        *,
+        client_writes: bool = False,
+        review: bool = False,
     ) -> None:
+        """`client_writes`: edits through `fs/write_text_file`; `review` (`applyMode =
+        "review"`): each edit asked first (Apply / Reject) with its diff."""
         self.client = client
         self.session_id = session_id
         self.root = root.resolve()
         self.client_writes = client_writes
+        self.review = review
         self._count = 0
         self._open: _Call | None = None
 
@@ -69,7 +80,13 @@ class AcpChannel:
         return {}
 
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        """The edit written (with `review`, only once the user said Apply to its diff)."""
         before = await asyncio.to_thread(_old_text, path)
+        diff = tool_diff_content(str(path), new_text, before)
+        if self.review:
+            said = await self._permission(f"Apply {label}?", diff, [APPLY, REJECT])
+            if said != APPLY:
+                raise EditRejectedError(f"{label}: {'rejected' if said else 'no answer'} in review")
         if self.client_writes:
             try:
                 await self.client.write_text_file(
@@ -80,7 +97,7 @@ class AcpChannel:
         else:
             await asyncio.to_thread(atomic_write, path, new_text)
         call = self._open or await self._start(label, "edit", "in_progress")
-        call.content.append(tool_diff_content(str(path), new_text, before))
+        call.content.append(diff)
         await self.send(update_tool_call(call.id, content=call.content))
 
     async def report(self, event: AgentEvent) -> None:
@@ -104,8 +121,12 @@ class AcpChannel:
         if not options:
             await self.say(f"(not asked: a question in words, which ACP cannot put) {question}")
             return None
+        return await self._permission(question, tool_content(text_block(question)), options)
+
+    async def _permission(self, title: str, shown: Content, options: Sequence[str]) -> str | None:
+        """The option picked (None: no answer, a cancelled request, a broken connection)."""
         own = self._open is None
-        call = self._open or await self._start(question, "other", "pending")
+        call = self._open or await self._start(title, "other", "pending")
         ids = option_ids(options)
         offered = [
             PermissionOption(option_id=i, name=o, kind=option_kind(o))
@@ -113,10 +134,10 @@ class AcpChannel:
         ]
         asked = ToolCallUpdate(
             tool_call_id=call.id,
-            title=question,
+            title=title,
             kind=call.kind,
             status="pending",
-            content=[*call.content, tool_content(text_block(question))],
+            content=[*call.content, shown],
         )
         try:
             answer = await self.client.request_permission(

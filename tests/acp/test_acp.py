@@ -227,6 +227,38 @@ async def test_a_permission_request_names_the_command_and_the_answer_decides(
     assert ("not run" not in said) if refusal is None else (refusal in said), said
 
 
+@pytest.mark.parametrize("answer", ["allow_once", "reject_once"])
+async def test_in_review_mode_each_edit_is_asked_with_its_diff_first(
+    project: Path,
+    fake_openai: FakeOpenAIServer,
+    server_env: dict[str, str],
+    tmp_path: Path,
+    answer: str,
+) -> None:
+    (project / ".agent-lsp").mkdir(exist_ok=True)
+    (project / ".agent-lsp" / "config.toml").write_text('applyMode = "review"\n')
+    fake_openai.script(*fix_average_script())
+    before = (project / "calc.py").read_text()
+    client = Recorder(answer=answer)
+    async with acp_agent(client, server_env, tmp_path) as (conn, _):
+        new = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("fix the average")])
+    edits = [(t, o) for t, o in client.asked if (t.title or "").startswith("Apply ")]
+    (asked, options), *_ = edits
+    assert asked.kind == "edit" and [(o.name, o.kind) for o in options] == [
+        ("Apply", "allow_once"),
+        ("Reject", "reject_once"),
+    ]
+    after = before.replace(BUG, FIX)
+    path = str(project.resolve() / "calc.py")
+    (diff,) = [b for b in asked.content or () if isinstance(b, FileEditToolCallContent)]
+    assert (diff.path, diff.old_text, diff.new_text) == (path, before, after)
+    applied = answer == "allow_once"
+    assert (project / "calc.py").read_text() == (after if applied else before)
+    said = tool_messages(fake_openai.requests[2])[-1]  # the edit's result, as the model saw it
+    assert ("rejected in review" in said) is not applied, said
+
+
 async def test_cancel_ends_the_prompt_cancelled(
     project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str], tmp_path: Path
 ) -> None:
