@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 from typing import cast
 
@@ -14,12 +15,30 @@ import acp
 from acp.interfaces import Agent
 
 from agent_lsp.acp.agent import AcpAgent
+from agent_lsp.errors import AgentLspError
 from agent_lsp.seams import Model
 
 LIMIT = 50 * 1024 * 1024  # the longest message read (the SDK's own default)
 
 
+def _streamable(fd: int) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can watch (a regular file or
+    /dev/null it cannot)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    bad = [name for fd, name in ((0, "stdin"), (1, "stdout")) if not _streamable(fd)]
+    if bad:
+        raise AgentLspError(
+            f"acp speaks JSON-RPC on stdin and stdout, and {' and '.join(bad)} "
+            f"{'is no pipe' if len(bad) == 1 else 'are no pipes'}: "
+            "start it from an ACP client"
+        )
     into, out = os.dup(0), os.dup(1)
     os.dup2(2, 1)
     nothing = os.open(os.devnull, os.O_RDONLY)

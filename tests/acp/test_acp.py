@@ -403,3 +403,25 @@ def test_a_root_that_is_not_a_folder_is_one_line(
     assert done.returncode == 2
     assert done.stderr == f"agent-lsp acp: {tmp_path / 'nowhere'} is not a folder\n"
     assert done.stdout == ""
+
+
+def test_stdout_that_is_no_pipe_is_one_line(tmp_path: Path, server_env: dict[str, str]) -> None:
+    out = tmp_path / "out.txt"
+    with out.open("w") as fh:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_lsp", "acp"],
+            env=server_env,
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line == (
+        "agent-lsp: acp speaks JSON-RPC on stdin and stdout, and stdin and stdout are no pipes: "
+        "start it from an ACP client"
+    )
+    assert out.read_text() == ""
