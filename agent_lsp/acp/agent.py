@@ -133,6 +133,7 @@ class AcpAgent:
         sid = session.memory.session_id
         review = settings.apply_mode is ApplyMode.REVIEW
         channel = AcpChannel(self.client, sid, root, client_writes=writes, review=review)
+        session.memory.log.listeners.append(channel.log_record)
         live = self.sessions[sid] = Live(session, channel, list(loaded.warnings))
         return live
 

@@ -36,6 +36,7 @@ from agent_lsp.acp.updates import call_title, option_ids, option_kind, tool_kind
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.fileio import atomic_write, read_disk_text
 from agent_lsp.messages import AgentEvent, EventKind
+from agent_lsp.seams import reply_text
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,11 @@ class AcpChannel:
         self.review = review
         self._count = 0
         self._open: _Call | None = None
+        self._lock = asyncio.Lock()  # updates go out in the order they happened
+        self._live: list[str] = []  # the model's words streamed in, not sent yet
+        self._heard = ""  # the words of the model's reply streamed so far
+        self._flusher: asyncio.Task[None] | None = None
+        self._listening = False  # the model is being asked for the loop's next step
 
     # -- the seam ----------------------------------------------------------------------------
 
@@ -101,6 +107,16 @@ class AcpChannel:
         await self.send(update_tool_call(call.id, content=call.content))
 
     async def report(self, event: AgentEvent) -> None:
+        # The model's words are shown as they stream in while the model is asked for its next
+        # step (only then: not a summary or a distillation the harness asks for).
+        if event.kind is EventKind.THINKING:
+            self._heard, self._listening = "", True
+            reply_text.set(self._hear)
+            return
+        reply_text.set(None)
+        heard = self._end_heard()
+        if event.kind is EventKind.MESSAGE and heard and event.message.strip() == heard.strip():
+            return  # said already, as it streamed in
         if event.kind is EventKind.TOOL_CALL:
             await self._close("completed", None)  # a call the loop left open (never: safety)
             tool = event.data.get("tool")
@@ -158,14 +174,47 @@ class AcpChannel:
 
     # -- updates -----------------------------------------------------------------------------
 
+    def log_record(self, entry: Mapping[str, Any]) -> None:
+        """A session log listener: the model's reply is whole once its call is logged (what
+        the harness asks the model afterwards, a distillation, is not shown live)."""
+        if entry.get("kind") == "model_call":
+            self._listening = False
+
+    def _end_heard(self) -> str:
+        """The words streamed since the model was asked, ended with a new line."""
+        self._listening = False
+        heard, self._heard = self._heard, ""
+        if heard and not heard.endswith("\n"):
+            self._live.append("\n")
+        return heard
+
     async def say(self, text: str) -> None:
+        self._end_heard()
         if text:
             await self.send(update_agent_message_text(text if text.endswith("\n") else text + "\n"))
 
-    async def send(self, update: Update) -> None:
-        """One `session/update`; a connection gone is nobody to tell (the task goes on)."""
+    async def send(self, update: Update | None = None) -> None:
+        """One `session/update` (after the words streamed in before it); a connection gone is
+        nobody to tell (the task goes on)."""
+        async with self._lock:
+            if self._live:
+                text, self._live = "".join(self._live), []
+                await self._send(update_agent_message_text(text))
+            if update is not None:
+                await self._send(update)
+
+    async def _send(self, update: Update) -> None:
         with contextlib.suppress(ConnectionError):
             await self.client.session_update(session_id=self.session_id, update=update)
+
+    def _hear(self, text: str) -> None:
+        """The `reply_text` sink: the words kept, sent soon (in order) by one flusher."""
+        if not self._listening:
+            return
+        self._live.append(text)
+        self._heard += text
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self.send())
 
     async def cancelled(self) -> None:
         await self._close("failed", "cancelled")

@@ -176,6 +176,15 @@ async def test_the_fix_end_to_end_over_acp(
         if isinstance(b, ContentToolCallContent) and isinstance(b.content, TextContentBlock)
     ]
     assert any("passed" in r for r in results), results  # the test verdict, in its call
+    # the model's words streamed in as it answered (the fake sends them whole), each reply's
+    # once, ended by a new line before what comes next
+    order = [
+        u.content.text
+        for u in client.updates
+        if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
+    ]
+    assert order[-3:-1] == [SUMMARY, "\n"], order
+    assert said.count(SUMMARY) == 2  # as it streamed in, and in the outcome
 
 
 @pytest.mark.parametrize(
