@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,6 +33,13 @@ def temperature_for(configured: float | None) -> float | None:
     if floor is None:
         return configured
     return max(floor, configured or 0.0)
+
+
+# Where the words of a model's reply go as they stream in, for a front end that shows them live
+# (ACP's agent messages); None, the default: nobody listens. A front end sets it (in the task's
+# context) for the model calls it wants to show; a model wrapper whose inner replies are not
+# plain words (the text tool protocol) clears it for them. A sink never raises.
+reply_text: ContextVar[Callable[[str], None] | None] = ContextVar("reply_text", default=None)
 
 
 class Model(Protocol):

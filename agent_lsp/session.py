@@ -128,9 +128,12 @@ class Session:
         model: Model | None = None,
         *,
         extractor: Extractor | None = None,
+        session_id: str | None = None,
     ) -> None:
         """`extractor` parses files for the symbol index (default: in the calling thread; the
-        language server passes a `ProcessExtractor`, which parses big files in a child)."""
+        language server passes a `ProcessExtractor`, which parses big files in a child);
+        `session_id`: the session log's id (default: a new one; ACP's `session/load` goes on
+        with the log and the checkpoints of an earlier one)."""
         self.root = root.resolve()
         self.settings = settings
         self._base_model = model
@@ -144,7 +147,7 @@ class Session:
         self._profile: str | None = None
         self._raw_model: Model | None = None
         self._routed: dict[str, tuple[Model, Model]] = {}  # kind -> (raw, with tool protocol)
-        self.memory = ProjectMemory(self.root)
+        self.memory = ProjectMemory(self.root, session_id)
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
         self.control: TaskControl | None = None  # the running task's: steer, ask_user

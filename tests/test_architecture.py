@@ -33,7 +33,7 @@ def test_the_repository_keeps_every_contract() -> None:
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
-    assert result.stdout.count("KEPT") == 6, result.stdout
+    assert result.stdout.count("KEPT") == 7, result.stdout
 
 
 def copy_tree(dest: Path) -> Path:
@@ -76,6 +76,20 @@ def test_pygls_outside_the_lsp_layer_and_agent_lsp_in_adapters_break_their_contr
     assert result.returncode == 1
     assert "Only the LSP layer speaks LSP (pygls, lsprotocol) BROKEN" in result.stdout
     assert "adapters never imports agent_lsp BROKEN" in result.stdout
+
+
+def test_the_acp_sdk_outside_the_acp_layer_and_acp_importing_lsp_break_their_contracts(
+    tmp_path: Path,
+) -> None:
+    root = copy_tree(tmp_path)
+    plant(root / "agent_lsp" / "lsp" / "textedit.py", "import acp  # noqa")
+    plant(root / "agent_lsp" / "acp" / "updates.py", "import agent_lsp.lsp.textedit  # noqa")
+    result = lint_imports(root)
+    assert result.returncode == 1
+    broken = [line for line in result.stdout.splitlines() if line.endswith("BROKEN")]
+    assert any(line.startswith("Only the ACP layer speaks ACP") for line in broken), broken
+    assert "Layers (docs/architecture.md) BROKEN" in broken, result.stdout
+    assert "agent_lsp.acp.updates -> agent_lsp.lsp.textedit" in result.stdout
 
 
 def test_an_import_circle_breaks_the_acyclic_contract(tmp_path: Path) -> None:

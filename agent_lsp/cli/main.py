@@ -1,4 +1,4 @@
-"""`agent-lsp serve | run | demo | test | doctor | log | memory | undo` — the same core, in an
+"""`agent-lsp serve | acp | run | demo | test | doctor | log | memory | undo` — the same core, in an
 editor or headless.
 
 Without `--root`, the project is the nearest folder from the current one upwards holding one of
@@ -42,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
         "--wrap",
         action="store_true",
         help="proxy mode: `serve --wrap -- CMD...` runs your language server behind agent-lsp",
+    )
+
+    acp = sub.add_parser(
+        "acp", help="serve the Agent Client Protocol on stdio (Zed, agent-shell, CodeCompanion)"
+    )
+    acp.add_argument(
+        "--root",
+        dest="pinned_root",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="the workspace of every session (default: the cwd each session/new names)",
     )
 
     run = sub.add_parser(
@@ -298,6 +310,8 @@ def _main(argv: list[str]) -> int:
             serve_stdio(server)
         return EXIT_OK
 
+    if args.command == "acp":
+        return _acp(args.pinned_root)
     from agent_lsp.cli import commands, doctor
 
     if args.command == "run":
@@ -374,6 +388,15 @@ def _main(argv: list[str]) -> int:
     if args.command == "trust":
         return _trust(args.root, remove=args.remove, listing=args.list)
     return EXIT_USAGE
+
+
+def _acp(root: Path | None) -> int:
+    if root is not None and not root.is_dir():
+        print(f"agent-lsp acp: {root} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    from agent_lsp.acp import serve
+
+    return awake.run(serve(root=root.resolve() if root is not None else None))
 
 
 def _improve(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from agent_lsp.messages import (
 )
 from agent_lsp.models import server_facts
 from agent_lsp.models.tool_syntax import calls_in_text
-from agent_lsp.seams import temperature_for
+from agent_lsp.seams import reply_text, temperature_for
 
 log = logging.getLogger(__name__)
 
@@ -389,6 +389,7 @@ class OpenAICompatModel:
         usage = Usage()
         finish: str | None = None
         chunks = 0
+        sink = reply_text.get()  # a front end showing the words as they come
         try:
             async with stream:
                 async for chunk in stream:
@@ -404,6 +405,8 @@ class OpenAICompatModel:
                         delta = choice.delta
                         if delta.content:
                             content.append(delta.content)
+                            if sink is not None:
+                                sink(delta.content)
                         for tc in delta.tool_calls or []:
                             slot = calls.setdefault(
                                 tc.index, {"id": "", "name": "", "arguments": ""}

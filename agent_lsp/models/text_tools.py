@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from agent_lsp.errors import ModelError
 from agent_lsp.messages import ChatMessage, ModelReply, ServerFacts, ToolSpec
 from agent_lsp.models.tool_syntax import parse_tool_calls
-from agent_lsp.seams import Model, server_facts_of
+from agent_lsp.seams import Model, reply_text, server_facts_of
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,11 @@ class TextToolModel:
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
     ) -> ModelReply:
         self._turn += 1
-        reply = await self.inner.complete(to_text_messages(messages, tools), [])
+        quiet = reply_text.set(None)  # its words hold the tool calls' syntax: not shown live
+        try:
+            reply = await self.inner.complete(to_text_messages(messages, tools), [])
+        finally:
+            reply_text.reset(quiet)
         parsed = parse_tool_calls(reply.content or "", tools, str(self._turn))
         if not parsed.calls and parsed.error is None:
             return reply

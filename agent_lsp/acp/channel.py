@@ -1,0 +1,251 @@
+"""`AcpChannel`: the EditorChannel of an ACP session. Progress and the model's words are
+`agent_message_chunk`s, tool calls `tool_call` / `tool_call_update`s (kind, status, an edit's
+diff), questions `session/request_permission` naming what is asked (the whole command, the
+file) — no answer, a cancelled request or a broken connection is no answer, which is a deny.
+Edits go through the client's `fs/write_text_file` when it offers it, else to disk atomically;
+in review mode each is a permission request carrying its diff first (Apply / Reject)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError, text_block, tool_content, tool_diff_content
+from acp.helpers import start_tool_call, update_agent_message_text, update_tool_call
+from acp.interfaces import Client
+from acp.schema import (
+    AgentMessageChunk,
+    AllowedOutcome,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PermissionOption,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolKind,
+    UserMessageChunk,
+)
+
+from agent_lsp.acp.updates import call_title, option_ids, option_kind, tool_kind
+from agent_lsp.errors import EditRejectedError
+from agent_lsp.fileio import atomic_write, read_disk_text
+from agent_lsp.messages import AgentEvent, EventKind
+from agent_lsp.seams import reply_text
+
+log = logging.getLogger(__name__)
+
+Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
+Content = ContentToolCallContent | FileEditToolCallContent
+APPLY, REJECT = "Apply", "Reject"
+_SAID = (EventKind.STARTED, EventKind.MESSAGE, EventKind.FINISHED)
+
+
+@dataclass
+class _Call:
+    """The tool call running now and what it showed (an update replaces the content whole)."""
+
+    id: str
+    kind: ToolKind
+    content: list[Content] = field(default_factory=list[Content])
+
+
+class AcpChannel:
+    def __init__(
+        self,
+        client: Client,
+        session_id: str,
+        root: Path,
+        *,
+        client_writes: bool = False,
+        review: bool = False,
+    ) -> None:
+        """`client_writes`: edits through `fs/write_text_file`; `review` (`applyMode =
+        "review"`): each edit asked first (Apply / Reject) with its diff."""
+        self.client = client
+        self.session_id = session_id
+        self.root = root.resolve()
+        self.client_writes = client_writes
+        self.review = review
+        self._count = 0
+        self._open: _Call | None = None
+        self._lock = asyncio.Lock()  # updates go out in the order they happened
+        self._live: list[str] = []  # the model's words streamed in, not sent yet
+        self._heard = ""  # the words of the model's reply streamed so far
+        self._flusher: asyncio.Task[None] | None = None
+        self._listening = False  # the model is being asked for the loop's next step
+
+    # -- the seam ----------------------------------------------------------------------------
+
+    def buffers(self) -> Mapping[Path, str]:
+        return {}
+
+    async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
+        """The edit written (with `review`, only once the user said Apply to its diff)."""
+        before = await asyncio.to_thread(_old_text, path)
+        diff = tool_diff_content(str(path), new_text, before)
+        if self.review:
+            said = await self._permission(f"Apply {label}?", diff, [APPLY, REJECT])
+            if said != APPLY:
+                raise EditRejectedError(f"{label}: {'rejected' if said else 'no answer'} in review")
+        if self.client_writes:
+            try:
+                await self.client.write_text_file(
+                    session_id=self.session_id, path=str(path), content=new_text
+                )
+            except (RequestError, ConnectionError) as exc:
+                raise EditRejectedError(f"{label}: the client did not write it ({exc})") from exc
+        else:
+            await asyncio.to_thread(atomic_write, path, new_text)
+        call = self._open or await self._start(label, "edit", "in_progress")
+        call.content.append(diff)
+        await self.send(update_tool_call(call.id, content=call.content))
+
+    async def report(self, event: AgentEvent) -> None:
+        # The model's words are shown as they stream in while the model is asked for its next
+        # step (only then: not a summary or a distillation the harness asks for).
+        if event.kind is EventKind.THINKING:
+            self._heard, self._listening = "", True
+            reply_text.set(self._hear)
+            return
+        reply_text.set(None)
+        heard = self._end_heard()
+        if event.kind is EventKind.MESSAGE and heard and event.message.strip() == heard.strip():
+            return  # said already, as it streamed in
+        if event.kind is EventKind.TOOL_CALL:
+            await self._close("completed", None)  # a call the loop left open (never: safety)
+            tool = event.data.get("tool")
+            name = tool if isinstance(tool, str) else None
+            title, locations, args = call_title(event.message, name, self.root)
+            call = await self._start(title, tool_kind(name), "pending", locations, args)
+            await self.send(update_tool_call(call.id, status="in_progress"))
+        elif event.kind is EventKind.TOOL_RESULT:
+            failed = event.data.get("status") not in (None, "success")
+            await self._close("failed" if failed else "completed", event.message)
+        elif event.kind in _SAID:
+            await self.say(event.message)
+
+    async def ask(self, question: str, options: Sequence[str]) -> str | None:
+        """A permission request with the question whole (the command, the reasons) in the
+        tool call it names: the running one, or one of its own. A question without options
+        (answered in words) cannot be put through ACP: no answer."""
+        if not options:
+            await self.say(f"(not asked: a question in words, which ACP cannot put) {question}")
+            return None
+        return await self._permission(question, tool_content(text_block(question)), options)
+
+    async def _permission(self, title: str, shown: Content, options: Sequence[str]) -> str | None:
+        """The option picked (None: no answer, a cancelled request, a broken connection)."""
+        own = self._open is None
+        call = self._open or await self._start(title, "other", "pending")
+        ids = option_ids(options)
+        offered = [
+            PermissionOption(option_id=i, name=o, kind=option_kind(o))
+            for i, o in zip(ids, options, strict=True)
+        ]
+        asked = ToolCallUpdate(
+            tool_call_id=call.id,
+            title=title,
+            kind=call.kind,
+            status="pending",
+            content=[*call.content, shown],
+        )
+        try:
+            answer = await self.client.request_permission(
+                session_id=self.session_id, tool_call=asked, options=offered
+            )
+        except (RequestError, ConnectionError, ValueError) as exc:
+            log.warning("permission request not answered: %s", exc)
+            answer = None
+        picked = None
+        if answer is not None and isinstance(answer.outcome, AllowedOutcome):
+            chosen = answer.outcome.option_id
+            picked = options[ids.index(chosen)] if chosen in ids else None
+        if own:
+            await self._close("completed", f"answer: {picked or 'none'}")
+        elif picked is not None and option_kind(picked).startswith("allow"):
+            await self.send(update_tool_call(call.id, status="in_progress"))
+        return picked
+
+    # -- updates -----------------------------------------------------------------------------
+
+    def log_record(self, entry: Mapping[str, Any]) -> None:
+        """A session log listener: the model's reply is whole once its call is logged (what
+        the harness asks the model afterwards, a distillation, is not shown live)."""
+        if entry.get("kind") == "model_call":
+            self._listening = False
+
+    def _end_heard(self) -> str:
+        """The words streamed since the model was asked, ended with a new line."""
+        self._listening = False
+        heard, self._heard = self._heard, ""
+        if heard and not heard.endswith("\n"):
+            self._live.append("\n")
+        return heard
+
+    async def say(self, text: str) -> None:
+        self._end_heard()
+        if text:
+            await self.send(update_agent_message_text(text if text.endswith("\n") else text + "\n"))
+
+    async def send(self, update: Update | None = None) -> None:
+        """One `session/update` (after the words streamed in before it); a connection gone is
+        nobody to tell (the task goes on)."""
+        async with self._lock:
+            if self._live:
+                text, self._live = "".join(self._live), []
+                await self._send(update_agent_message_text(text))
+            if update is not None:
+                await self._send(update)
+
+    async def _send(self, update: Update) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self.client.session_update(session_id=self.session_id, update=update)
+
+    def _hear(self, text: str) -> None:
+        """The `reply_text` sink: the words kept, sent soon (in order) by one flusher."""
+        if not self._listening:
+            return
+        self._live.append(text)
+        self._heard += text
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self.send())
+
+    async def cancelled(self) -> None:
+        await self._close("failed", "cancelled")
+
+    async def _start(
+        self,
+        title: str,
+        kind: ToolKind,
+        status: ToolCallStatus,
+        locations: Sequence[Any] = (),
+        args: Any = None,
+    ) -> _Call:
+        self._count += 1
+        call = self._open = _Call(f"call-{self._count}", kind)
+        start = start_tool_call(
+            call.id, title, kind=kind, status=status, locations=locations or None, raw_input=args
+        )
+        await self.send(start)
+        return call
+
+    async def _close(self, status: ToolCallStatus, text: str | None) -> None:
+        if self._open is None:
+            return
+        call, self._open = self._open, None
+        if text:
+            call.content.append(tool_content(text_block(text)))
+        await self.send(update_tool_call(call.id, status=status, content=call.content or None))
+
+
+def _old_text(path: Path) -> str | None:
+    try:
+        return read_disk_text(path)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
