@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_lsp.loop.small import HOW_TO_ANSWER, is_small
+from agent_lsp.loop.small import HOW_TO_ANSWER, HOW_TO_ANSWER_BIG, is_small
 from agent_lsp.loop.words import edits_in_words
 from agent_lsp.messages import TaskStatus
 from agent_lsp.session import Session
@@ -248,7 +248,8 @@ async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_form
     assert "you changed nothing" in told
     assert "FAILED tests/test_calc.py::test_average" in told
     assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
-    assert told.endswith(HOW_TO_ANSWER.format(files="calc.py"))
+    # it echoed the whole file: now asked for SEARCH/REPLACE blocks, so it writes the change
+    assert told.endswith(HOW_TO_ANSWER_BIG.format(files="calc.py"))
     assert told.count("as it is now:") == 1
     assert (project / "calc.py").read_text().count(FIX) == 1
 
@@ -257,7 +258,7 @@ async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     """At temperature 0 a small model that echoed the file back says the same again, word for
-    word: each reply in a row that did nothing makes the next request warmer (0.3 a reply); a
+    word: each reply in a row that did nothing makes the next request warmer (0.5 a reply); a
     reply that changed something brings it back to the configured temperature."""
     before = (project / "calc.py").read_text()
     echo = Reply(f"calc.py\n```python\n{before}```\n")
@@ -268,4 +269,4 @@ async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
 
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     sent = [r.get("temperature") for r in fake_openai.requests]
-    assert sent == [0.0, 0.3, 0.6, 0.0], sent  # the last: after the edit that changed calc.py
+    assert sent == [0.0, 0.5, 1.0, 0.0], sent  # the last: after the edit that changed calc.py

@@ -62,7 +62,7 @@ def _reply_tokens(reply: ModelReply) -> int:
 
 WORDS_ONCE = "If you answer in words only again, the task stops here."
 FAILED_WORDS = "The edits written in your reply could not be applied"
-RETRY_WARMTH = 0.3  # temperature added per reply in a row that did nothing (small profile)
+RETRY_WARMTH = 0.5  # temperature added per reply in a row that did nothing (small profile)
 
 
 def _words_left(left: int) -> str:
@@ -128,6 +128,7 @@ class Agent:
         self._shown: list[str] = []  # the code files its first look showed
         self._idle = 0  # replies in a row in words only while the task is not done
         self._unusable = 0  # replies in a row whose tool call or edit could not be used
+        self._echoed = False  # a small model wrote a file back unchanged: answer in blocks now
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -311,9 +312,9 @@ class Agent:
 
     def _retry_temperature(self) -> float | None:
         """A small model's replies in a row that did nothing: its next one is sampled warmer
-        (0.3 a reply, up to 0.9), since at temperature 0 it would say the same again."""
+        (0.5 a reply, up to 1.0), since at temperature 0 it would say the same again."""
         stuck = self._idle + self._unusable
-        return min(RETRY_WARMTH * stuck, 0.9) if self.small and stuck else None
+        return min(RETRY_WARMTH * stuck, 1.0) if self.small and stuck else None
 
     def _request_over_budget(self) -> str | None:
         """The next request would take the task past its token budget by its own size (its
@@ -510,6 +511,7 @@ class Agent:
             applied += ok
             said = result.output if ok else f"not applied: {result.error or result.output}"
             if result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is False:
+                self._echoed = True
                 said = (
                     f"not applied: this is {edit.path} as it is now, unchanged — you changed "
                     "nothing. Change the lines that make the tests fail"
@@ -546,7 +548,7 @@ class Agent:
                 code[rel] = shown
         if not files:
             return "".join(parts)
-        return "".join(parts) + "\n\n" + how_to_answer(code)
+        return "".join(parts) + "\n\n" + how_to_answer(code, blocks=self._echoed)
 
     def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
         """A file's current text for the model after an edit of it failed (a small one), as

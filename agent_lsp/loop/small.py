@@ -51,10 +51,12 @@ HOW_TO_ANSWER_BIG = (
 )
 
 
-def how_to_answer(code: dict[str, str]) -> str:
+def how_to_answer(code: dict[str, str], blocks: bool = False) -> str:
     """How a small model should write its change to the code files `code` (path -> text):
-    whole files while they are small; the files named (or "the code" when there are none)."""
-    big = any(text.count("\n") > WHOLE_LINES for text in code.values())
+    whole files while they are small — SEARCH/REPLACE blocks with `blocks` (it echoed a whole
+    file back unchanged: another form makes it write the change itself); the files named (or
+    "the code" when there are none)."""
+    big = blocks or any(text.count("\n") > WHOLE_LINES for text in code.values())
     files = " or ".join(code) if code else "the code"
     return (HOW_TO_ANSWER_BIG if big else HOW_TO_ANSWER).format(files=files)
 
