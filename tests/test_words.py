@@ -99,3 +99,16 @@ def test_a_test_file_named_with_backslashes_is_still_a_test_file() -> None:
         )
         assert found.edits == [], path
         assert "test file" in found.problems[0]
+
+
+def test_a_block_written_as_a_merge_conflict_reads_as_search_replace() -> None:
+    """A small model asked for SEARCH/REPLACE often writes a merge conflict instead (seen in
+    the benchmark: `<<<<<<< HEAD` … `=======` … `>>>>>>> fix`): the same old text, new text."""
+    text = (
+        "app.js\n```\n<<<<<<< HEAD\n  return a - b;\n=======\n  return a + b;\n>>>>>>> fix\n```\n"
+    )
+    found = edits_in_words(text, read)
+    assert [(e.path, e.old, e.new) for e in found.edits] == [
+        ("app.js", "  return a - b;", "  return a + b;")
+    ]
+    assert found.problems == []

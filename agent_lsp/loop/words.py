@@ -37,9 +37,11 @@ from adapters.affected import is_test_file
 from agent_lsp.messages import ToolCall
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})(?P<info>[^\n`]*)$", re.M)
+# A SEARCH/REPLACE block; a small model also writes it as a merge conflict (`<<<<<<< HEAD`,
+# `>>>>>>> branch`), which reads the same way: the old text, then the new.
 _SEARCH = re.compile(
-    r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(?P<old>.*?)^[ \t]*={5,9}[ \t]*\n(?P<new>.*?)^[ \t]*>{5,9} ?"
-    r"REPLACE[^\n]*$",
+    r"^[ \t]*<{5,9} ?(?:SEARCH|HEAD|ORIGINAL|OLD|BEFORE)\b[^\n]*\n(?P<old>.*?)^[ \t]*={5,9}[ \t]*\n"
+    r"(?P<new>.*?)^[ \t]*>{5,9}[^\n]*$",
     re.M | re.S,
 )
 _PATHLIKE = re.compile(r"[\w./\\-]+\.[A-Za-z0-9]{1,8}")
