@@ -41,9 +41,12 @@ def commands_in(data: Any) -> list[list[str]]:
 
 def test_toml_and_json_snippets_parse_and_start_agent_lsp() -> None:
     parsed = [tomllib.loads(b) for b in blocks("toml")] + [json.loads(b) for b in blocks("json")]
-    assert len(parsed) == 4  # Helix, Zed, Sublime, Kate
+    assert len(parsed) == 5  # Helix, Zed, Sublime, Kate over LSP; Zed's agent panel over ACP
+    acp = [s for s in parsed if "agent_servers" in s]
+    assert acp == [{"agent_servers": {"agent-lsp": {"command": "agent-lsp", "args": ["acp"]}}}]
     for snippet in parsed:
-        assert ["agent-lsp", "serve"] in commands_in(snippet), snippet
+        if snippet not in acp:
+            assert ["agent-lsp", "serve"] in commands_in(snippet), snippet
     helix = parsed[0]
     assert "agent-lsp" in helix["language"][0]["language-servers"]
 
