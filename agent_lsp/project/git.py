@@ -83,6 +83,7 @@ class Git:
         )
         self.hide: Callable[[str], bool] = hide or _nothing
         self.program = shutil.which("git", path=os.pathsep.join(_SYSTEM_DIRS)) or "git"
+        self._checked: tuple[tuple[object, ...], str | None] | None = None
 
     async def run(self, *args: str, timeout: float = 30) -> CommandResult:  # noqa: ASYNC109
         """`git <hardened options> args` in the root; exit 126 with the reason when it
@@ -124,9 +125,19 @@ class Git:
         return [f"--git-dir={folder}", f"--work-tree={root}"]
 
     async def _unsafe_config(self) -> str | None:
+        """Why the repository's config stops git (it names a program), remembered while its
+        config files are unchanged (a git tool runs git several times)."""
         pinned = self.pinned()
         if isinstance(pinned, str):
             return None if pinned.startswith("fatal:") else pinned
+        key = _config_key(Path(pinned[0].removeprefix("--git-dir=")))
+        if self._checked is not None and self._checked[0] == key:
+            return self._checked[1]
+        problem = await self._list_config(pinned)
+        self._checked = (key, problem)
+        return problem
+
+    async def _list_config(self, pinned: list[str]) -> str | None:
         env = {**os.environ, **GIT_ENV}
         listed = await self.shell.run(
             [self.program, *pinned, "config", "--list", "--name-only", "--show-scope"],
@@ -147,6 +158,23 @@ class Git:
                 f"({', '.join(sorted(set(names))[:5])})"
             )
         return None
+
+
+def _config_key(folder: Path) -> tuple[object, ...]:
+    """What the repository's config is made of now: its config files' identity and size and
+    time (a linked worktree's shared folder's too)."""
+    parts: list[object] = [str(folder)]
+    common = folder
+    with contextlib.suppress(OSError):
+        common = folder / (folder / "commondir").read_text(encoding="utf-8").strip()
+    for path in (folder / "config", folder / "config.worktree", common / "config"):
+        try:
+            st = path.stat()
+        except OSError:
+            parts.append(None)
+            continue
+        parts.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(parts)
 
 
 def borrows(root: Path, folder: Path) -> str | None:

@@ -194,3 +194,24 @@ async def test_a_filter_in_the_repository_config_prints_no_secret_into_a_diff(
     seen = await seen_by_tools(ws, sandboxed=True)
     assert "SECRET-CANARY" not in seen, seen
     assert "names programs git would run (filter.x.clean)" in seen, seen
+
+
+async def test_a_program_added_to_the_config_mid_session_stops_git_at_once(tmp_path: Path) -> None:
+    """The config check is remembered while the config is unchanged: a change (a command
+    writing `core.fsmonitor` without a sandbox) is seen at the next git call."""
+    from agent_lsp.project.git import Git
+    from agent_lsp.safety.confined import ConfinedShell
+    from agent_lsp.safety.sandbox import Confinement, Sandbox
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    (ws / "a.txt").write_text("a\n")
+    tool = Git(ws, ConfinedShell(Sandbox(enabled=False), Confinement(visible=(ws,))))
+    first = await tool.run("status", "--porcelain")
+    assert first.exit_code == 0 and "?? a.txt" in first.output
+    canary = tmp_path / "canary"
+    git(ws, "config", "core.fsmonitor", f"touch {canary}; false")
+    refused = await tool.run("status", "--porcelain")
+    assert refused.exit_code == 126 and "core.fsmonitor" in refused.output
+    assert not canary.exists()
