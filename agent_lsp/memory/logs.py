@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_lsp.fileio import open_append
+from agent_lsp.messages import ModelReply, ToolCall, ToolResult, Usage
 from agent_lsp.safety.reads import ReadGuard
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,41 @@ class SessionLog:
                 if not self._broken:
                     log.warning("session log %s not writable: %s", self.path, exc)
                 self._broken = True
+
+
+REPLY_CHARS = 2000  # how much of each model reply the session log keeps
+
+
+def bounded(text: str | None) -> str:
+    text = text or ""
+    if len(text) <= REPLY_CHARS:
+        return text
+    return f"{text[:REPLY_CHARS]}[... {len(text) - REPLY_CHARS} more characters]"
+
+
+def model_call_fields(reply: ModelReply, usage: Usage, seconds: float) -> dict[str, Any]:
+    """What a `model_call` record holds of one call (the single agent's and team roles')."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "latency_ms": round(seconds * 1000),
+        "tool_calls": [c.name for c in reply.tool_calls],
+        "reply": bounded(reply.content),
+        "finish_reason": reply.finish_reason,
+        "estimated": usage.estimated,
+        "notes": reply.notes,
+    }
+
+
+def tool_call_fields(call: ToolCall, result: ToolResult, seconds: float) -> dict[str, Any]:
+    """What a `tool_call` record holds of one tool run."""
+    return {
+        "tool": call.name,
+        "arguments": call.arguments[:300],
+        "status": result.status.value,
+        "error": result.error,
+        "duration_ms": round(seconds * 1000),
+    }
 
 
 def session_logs(folder: Path, reads: ReadGuard | None = None) -> list[Path]:

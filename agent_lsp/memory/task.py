@@ -18,7 +18,7 @@ from agent_lsp.errors import WorkspaceError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore, TaskLock, record_change
 from agent_lsp.memory.initd import InitRunner
 from agent_lsp.memory.layout import Layout
-from agent_lsp.memory.logs import SessionLog
+from agent_lsp.memory.logs import SessionLog, model_call_fields, tool_call_fields
 from agent_lsp.memory.progress import ProgressRecorder
 from agent_lsp.memory.state import load_task, set_task_outcome, write_task_section
 from agent_lsp.messages import (
@@ -165,14 +165,7 @@ class TaskMemory:
             "model",
             step=step,
             purpose="agent",
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            latency_ms=round(seconds * 1000),
-            tool_calls=[c.name for c in reply.tool_calls],
-            reply=_bounded(reply.content),
-            finish_reason=reply.finish_reason,
-            estimated=usage.estimated,
-            notes=reply.notes,
+            **model_call_fields(reply, usage, seconds),
         )
 
     async def before_tool(self, step: int, call: ToolCall) -> None:
@@ -193,16 +186,7 @@ class TaskMemory:
         self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
     ) -> None:
         meta = result.metadata
-        self.log.record(
-            "tool_call",
-            "tool",
-            step=step,
-            tool=call.name,
-            arguments=call.arguments[:300],
-            status=result.status.value,
-            error=result.error,
-            duration_ms=round(seconds * 1000),
-        )
+        self.log.record("tool_call", "tool", step=step, **tool_call_fields(call, result, seconds))
         if call.name == "run_command":
             command = str(_arg(call.arguments, "command") or "")
             self.log.record(
@@ -348,16 +332,6 @@ def record_definition_of_done(layout: Layout, definition: str) -> None:
     state = load_task(layout, [])
     goal = (state.sections.get("goal", "") if state is not None else "").split(DONE_HEADING)[0]
     write_task_section(layout, "goal", f"{goal.rstrip()}\n\n{DONE_HEADING}\n{definition.strip()}")
-
-
-REPLY_CHARS = 2000  # how much of each model reply the session log keeps
-
-
-def _bounded(text: str | None) -> str:
-    text = text or ""
-    if len(text) <= REPLY_CHARS:
-        return text
-    return f"{text[:REPLY_CHARS]}[... {len(text) - REPLY_CHARS} more characters]"
 
 
 def _args(arguments: str) -> dict[str, Any]:

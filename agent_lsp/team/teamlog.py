@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_lsp.loop.hooks import NoHooks
+from agent_lsp.memory.logs import model_call_fields, tool_call_fields
 from agent_lsp.messages import ModelReply, ToolCall, ToolResult, Usage
 
 __all__ = ["Record", "RoleLog"]
 
 Record = Callable[..., None]  # `SessionLog.record(kind, source, **data)`
-REPLY_CHARS = 2_000  # of a role's reply, in the log
 
 
 class RoleLog(NoHooks):
@@ -26,36 +26,15 @@ class RoleLog(NoHooks):
     async def model_called(
         self, step: int, reply: ModelReply, usage: Usage, seconds: float
     ) -> None:
-        self.record(
-            "model_call",
-            "model",
-            step=step,
-            purpose=f"team {self.about['role']}",
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            latency_ms=round(seconds * 1000),
-            tool_calls=[c.name for c in reply.tool_calls],
-            reply=(reply.content or "")[:REPLY_CHARS],
-            finish_reason=reply.finish_reason,
-            estimated=usage.estimated,
-            **self.about,
-        )
+        purpose = f"team {self.about['role']}"
+        fields = model_call_fields(reply, usage, seconds)
+        self.record("model_call", "model", step=step, purpose=purpose, **fields, **self.about)
 
     async def tool_done(
         self, step: int, call: ToolCall, result: ToolResult, seconds: float, changed: bool
     ) -> None:
-        self.record(
-            "tool_call",
-            "tool",
-            step=step,
-            tool=call.name,
-            arguments=call.arguments[:300],
-            status=result.status.value,
-            error=result.error,
-            duration_ms=round(seconds * 1000),
-            changed=changed,
-            **self.about,
-        )
+        fields = tool_call_fields(call, result, seconds)
+        self.record("tool_call", "tool", step=step, changed=changed, **fields, **self.about)
 
     async def tests_checked(self, step: int, ok: bool, summary: str) -> None:
         self.record("tests", "agent", step=step, ok=ok, summary=summary, **self.about)
