@@ -14,7 +14,7 @@ import http.client
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,6 +39,9 @@ class Call:
     finish_reason: str = ""
     tool_calls: int = 0
     reply: str = ""  # the start of the reply's text (for reading a failure afterwards)
+    # what was sent, to read a failure afterwards or replay a request by hand
+    sent: list[dict[str, Any]] = field(default_factory=lambda: [])
+    temperature: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -301,7 +304,9 @@ class CountingProxy:
             seconds=round(time.monotonic() - started, 2),
             finish_reason=finish,
             tool_calls=tool_calls,
-            reply=reply[:400],
+            reply=reply[:4000],
+            sent=[m for m in request.get("messages") or [] if isinstance(m, dict)],
+            temperature=request.get("temperature"),
         )
         with self._lock:
             self.calls.append(call)
