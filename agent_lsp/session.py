@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -82,6 +82,8 @@ from agent_lsp.tools import (
     read_project_tools,
 )
 from agent_lsp.tools.ask import AskUserTool
+from agent_lsp.tools.mcp_host import McpHost, McpServerSpec
+from agent_lsp.tools.mcp_tools import MCP_TOOL_NAMES, McpCallTool, McpToolsTool
 from agent_lsp.tools.symbols import FindSymbolTool
 
 REPO_MAP_TOKENS = 500
@@ -153,6 +155,9 @@ class Session:
         self.control: TaskControl | None = None  # the running task's: steer, ask_user
         # The LSP layer's re-check of editor diagnostics (a wrapped server); None headless.
         self.diagnostic_check: DiagnosticCheck | None = None
+        self._mcp: McpHost | None = None  # started at the first task that has servers
+        self._client_mcp: list[McpServerSpec] = []  # an ACP client's servers
+        self._mcp_told: set[str] = set()
 
     # -- everything the agent runs goes through one of these (agent_lsp.safety.confined) -----
 
@@ -172,6 +177,78 @@ class Session:
         level = self.safety.engine.level.value
         writable = (self.root, *self.safety.sandbox.extra_writable) if level >= "L2" else ()
         return self.confined(writable)
+
+    # -- MCP servers: the user's (`mcp.servers`) and an ACP client's, each run confined --------
+
+    def mcp_specs(self) -> list[McpServerSpec]:
+        """The servers of this session: the user file's enabled ones, then the client's."""
+        own = [
+            McpServerSpec(
+                name,
+                tuple(server.command),
+                dict(server.env),
+                server.network,
+                frozenset(server.allow),
+                tuple(Path(p).expanduser() for p in server.readable),
+            )
+            for name, server in self.settings.mcp.servers.items()
+            if server.enabled
+        ]
+        return [*own, *self._client_mcp]
+
+    def add_mcp_servers(
+        self, servers: Sequence[tuple[str, Sequence[str], Mapping[str, str]]]
+    ) -> None:
+        """Servers an ACP client passed in `session/new` (name, argv, environment): the client
+        is the user here. They run in the sandbox like the user's own, with the network only
+        if `mcp.clientNetwork` says so, and every call of theirs asks."""
+        network = self.settings.mcp.client_network
+        specs = [
+            McpServerSpec(name, tuple(argv), dict(env), network, source="ACP client")
+            for name, argv, env in servers
+        ]
+        self._client_mcp += specs
+        if self._mcp is not None:
+            self._mcp.add(specs)
+
+    @property
+    def mcp(self) -> McpHost | None:
+        """The session's MCP servers (None when there are none); nothing starts until used."""
+        if self._mcp is None and (specs := self.mcp_specs()):
+            self._mcp = McpHost(self.root, self._mcp_shell, specs, on_event=self._mcp_event)
+        return self._mcp
+
+    def _mcp_shell(self, spec: McpServerSpec) -> ConfinedShell:
+        """A server runs as a command does (the workspace writable from L2 up), with the
+        network only when its own `network` says so."""
+        return self.command_shell.but(network=spec.network)
+
+    def _mcp_event(self, server: str, event: str, detail: str) -> None:
+        self.memory.log.record("mcp", "mcp", server=server, event=event, detail=detail)
+
+    async def start_mcp(self, channel: EditorChannel) -> None:
+        """Start the servers (at a task's start, so their tools are named in its first
+        request); a server that failed, or runs without a sandbox, is said once."""
+        host = self.mcp
+        if host is None:
+            return
+        found = await host.start_all()
+        sandboxed = self.command_shell.sandboxed
+        for server, tools in found.items():
+            if server in self._mcp_told:
+                continue
+            if isinstance(tools, str):
+                message = f"agent-lsp: {tools}"
+            elif not sandboxed:
+                why = self.safety.sandbox.status().reason
+                message = (
+                    f"agent-lsp: MCP server {server} runs without an OS sandbox ({why}), with "
+                    "your permissions; each of its tool calls asks unless you allowed it"
+                )
+            else:
+                continue
+            self._mcp_told.add(server)
+            await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
 
     @property
     def git(self) -> Git:
@@ -244,6 +321,9 @@ class Session:
         self.safety = build_policy(self.root, settings)
         self._safety_told = False
         self.editor_grants.clear()  # asked again under the new settings
+        if settings.mcp != self.settings.mcp and self._mcp is not None:
+            self._mcp.close()  # the servers as the new settings say, from the next task on
+            self._mcp, self._mcp_told = None, set()
         if self._verifier is not None:  # confined by the new settings from the next run on
             writable = (self._verifier.shadow_dir, *self.safety.sandbox.extra_writable)
             self._verifier.shell = self.confined(writable)
@@ -330,6 +410,8 @@ class Session:
         declared = read_project_tools(self.root, self.safety.trusted, RESERVED_NAMES)
         shell = self.command_shell
         tools += [ProjectTool(n, d, workspace, shell, policy) for n, d in declared.tools.items()]
+        if self.mcp is not None:  # deferred: two tools, whatever the servers offer
+            tools += [McpToolsTool(self.mcp), McpCallTool(self.mcp, policy, timeout)]
         return guard_tools(tools, policy)
 
     async def repo_map(self, task: Task, channel: EditorChannel) -> str:
@@ -375,7 +457,11 @@ class Session:
         workspace = Workspace(self.root, channel, self.gate(channel))
         tools = self.tools(workspace, channel, control)
         if read_only:
-            tools = [tool for tool in tools if tool.read_only and tool.name != "run_tests"]
+            tools = [
+                tool
+                for tool in tools
+                if tool.read_only and tool.name != "run_tests" and tool.name not in MCP_TOOL_NAMES
+            ]
         tools += guard_tools(list(extra), workspace.policy)
         notes = notes if notes is not None else read_notes(self.root, self.safety.trusted)
         small = self.small_model() if small is None else small
@@ -460,6 +546,8 @@ class Session:
         for warning in (*notes.warnings, *declared.warnings):
             await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=warning))
         read_only = task.kind in READ_ONLY_KINDS
+        if not read_only:
+            await self.start_mcp(channel)
         model = await asyncio.to_thread(self.routed, route_of(task))
         facts = await server_facts_of(model)  # the server's own window, when it says
         window = facts.context_window if facts is not None else None
@@ -629,12 +717,18 @@ class Session:
         return await self.memory.undo(workspace, steps, task_id, force)
 
     def close(self) -> None:
+        if self._mcp is not None:
+            self._mcp.close()
+            self._mcp = None
         self.symbols.close()
         if self._verifier is not None:
             self._verifier.close()
             self._verifier = None
 
     async def aclose(self) -> None:
+        if self._mcp is not None:
+            await self._mcp.aclose()
+            self._mcp = None
         self.close()
         close = getattr(self._model or self._raw_model or self._base_model, "aclose", None)
         if close is not None:

@@ -21,6 +21,8 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -85,16 +87,21 @@ class AcpAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
+                # stdio MCP servers only (started in the sandbox); http and sse are not spoken
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
             ),
             agent_info=Implementation(name="agent-lsp", title="agent-lsp", version=__version__),
         )
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
         live = await self._open(cwd)
+        _join_mcp(live, mcp_servers or [])
         return NewSessionResponse(session_id=live.channel.session_id)
 
     async def load_session(
-        self, cwd: str, session_id: str, **kwargs: Any
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse | None:
         if not well_formed(session_id) or session_id in self.sessions:
             why = "is open already" if session_id in self.sessions else "is not one of ours"
@@ -106,6 +113,7 @@ class AcpAgent:
             await live.session.aclose()
             raise RequestError(-32002, f"no session {session_id} in {live.session.root}")
         live.warnings += warnings
+        _join_mcp(live, mcp_servers or [])
         if cp is not None:
             goes_on = await asyncio.to_thread(continuable, live.session, cp)
             live.follow = cp.task_id if goes_on else None
@@ -208,6 +216,24 @@ class AcpAgent:
             except Exception as exc:
                 log.warning("closing the session on %s: %s", live.session.root, exc)
         self.sessions.clear()
+
+
+def _join_mcp(live: Live, servers: list[Any]) -> None:
+    """The client's MCP servers join the session's (the client is the user here); stdio only:
+    any other kind is said and left out."""
+    stdio: list[tuple[str, list[str], dict[str, str]]] = []
+    for server in servers:
+        if isinstance(server, McpServerStdio):
+            env = {e.name: e.value for e in server.env}
+            stdio.append((server.name, [server.command, *server.args], env))
+        else:
+            kind = getattr(server, "type", type(server).__name__)
+            live.warnings.append(
+                f"MCP server {getattr(server, 'name', '?')} ({kind}) not connected: agent-lsp "
+                "connects stdio MCP servers only"
+            )
+    if stdio:
+        live.session.add_mcp_servers(stdio)
 
 
 def _told(outcome: TaskOutcome) -> str:

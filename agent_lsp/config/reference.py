@@ -48,6 +48,7 @@ _UNTRUSTED = {
     "subset": "remove entries",
     "args": "set (no paths outside the workspace, no options that write files)",
     "same": "no",
+    "never": "never",
 }
 
 

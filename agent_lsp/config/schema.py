@@ -351,6 +351,52 @@ class TeamSettings(_Section):
         return shares
 
 
+McpServerName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,40}$")]
+
+
+class McpServerSettings(_Section):
+    """One MCP server of the user's: a program speaking MCP over its stdin and stdout."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_default=True
+    )
+
+    command: list[str] = Field(
+        min_length=1, description='The program and its arguments, e.g. `["npx", "-y", …]`.'
+    )
+    env: dict[EnvName, str] = Field(
+        default={}, description="Environment variables set for it, besides the sandbox's."
+    )
+    network: bool = Field(False, description="Give it the network inside the sandbox.")
+    allow: list[str] = Field(
+        default=[], description="Names of its tools that run without asking you first."
+    )
+    readable: list[str] = Field(
+        default=[],
+        description="Folders of your home it may read inside the sandbox (read-only), besides "
+        "the workspace, the toolchains and its own program's folder.",
+    )
+    enabled: bool = Field(True, description="false: not started, its tools not offered.")
+
+
+class McpSettings(_Section):
+    servers: dict[McpServerName, McpServerSettings] = Field(
+        default={},
+        description="MCP servers whose tools the agent may use, by name: "
+        '`[mcp.servers.docs] command = ["npx", "-y", "some-mcp-server"]`, with optional '
+        "`env` (a table), `network` (default false), `allow` (tool names that run without "
+        "asking), `readable` (folders of your home shown read-only) and `enabled`. Each starts "
+        "inside the sandbox at the first task; every call asks unless `allow` or a policy rule "
+        "allows it. Only from your user file (and an ACP client's `session/new`): a project's "
+        "config or editor settings never add or change one.",
+    )
+    client_network: bool = Field(
+        False,
+        description="Give the network to the MCP servers an ACP client passes in "
+        "`session/new` (they run in the sandbox like yours).",
+    )
+
+
 class Settings(_Section):
     """Every agent-lsp setting (camelCase keys on the wire)."""
 
@@ -400,3 +446,5 @@ class Settings(_Section):
         default_factory=lambda: CompactionSettings.model_validate({})
     )
     team: TeamSettings = Field(default_factory=lambda: TeamSettings.model_validate({}))
+    # excluded from dumps: a server's `env` may hold a token (and only the user file sets it)
+    mcp: McpSettings = Field(default_factory=lambda: McpSettings.model_validate({}), exclude=True)

@@ -25,15 +25,28 @@ from agent_lsp.config.untrusted import (
     as_table,
     confine,
     strip_forbidden,
+    strip_mcp,
 )
 
 USER_CONFIG = Path("~/.config/agent-lsp/config.toml")
 PROJECT_CONFIG = Path(".agent-lsp/config.toml")
 
 
-def _camel(data: Any) -> Any:
+def _verbatim(at: tuple[str, ...]) -> bool:
+    """Tables whose keys are names, not settings (kept as written: `my_docs`, `GITHUB_TOKEN`):
+    the MCP servers and each one's environment."""
+    return at == ("mcp", "servers") or (
+        len(at) == 4 and at[:2] == ("mcp", "servers") and at[3] == "env"
+    )
+
+
+def _camel(data: Any, at: tuple[str, ...] = ()) -> Any:
     if isinstance(data, Mapping):
-        return {to_camel(str(k)) if "_" in str(k) else str(k): _camel(v) for k, v in data.items()}
+        out: dict[str, Any] = {}
+        for k, v in cast("Mapping[object, Any]", data).items():
+            key = str(k) if _verbatim(at) or "_" not in str(k) else to_camel(str(k))
+            out[key] = _camel(v, (*at, key))
+        return out
     return data
 
 
@@ -208,6 +221,7 @@ def _editor(options: object, src: str, warnings: list[str]) -> dict[str, Any]:
         options = None
     layer: dict[str, Any] = _camel(dict(cast("Mapping[str, Any]", options or {})))
     strip_forbidden(layer, EDITOR_FORBIDDEN, warnings, src)
+    strip_mcp(layer, warnings, src)
     return layer
 
 
@@ -254,6 +268,7 @@ def load_settings(
     if project_path is not None:
         src = f"project config {project_path}"
         strip_forbidden(project, PROJECT_FORBIDDEN, warnings, src)
+        strip_mcp(project, warnings, src)
         confine(project, mine, trusted, warnings, src)
         layers.append((src, project))
     if editor_updates is not None:

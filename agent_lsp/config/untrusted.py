@@ -37,9 +37,9 @@ LATER = "editor settings sent after start-up"
 # do with a key, measured against the user's own value: `free` anything; `off`/`on` only turn
 # it off/on; `stricter` a value earlier in STRICTEST_FIRST; `subset` only drop entries; `same`
 # (every key not listed: all of model.*, whatever is added later) change nothing; `args` test
-# runner arguments that neither write files nor name paths outside the workspace. It may always
-# restrict, never widen.
-Rule = Literal["free", "same", "off", "on", "stricter", "subset", "args"]
+# runner arguments that neither write files nor name paths outside the workspace; `never` not
+# even once trusted (`mcp.*`: only the user file). It may always restrict, never widen.
+Rule = Literal["free", "same", "off", "on", "stricter", "subset", "args", "never"]
 
 
 UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
@@ -94,6 +94,8 @@ def untrusted_rule(path: tuple[str, ...]) -> Rule:
     """What an untrusted layer may do with the key at `path` (see UNTRUSTED_RULES)."""
     if path[:2] == ("team", "shares"):  # a role's share: bounded by the task's budget
         return "free"
+    if path[:1] == ("mcp",):
+        return "never"
     return UNTRUSTED_RULES.get(path, "same")
 
 
@@ -124,9 +126,25 @@ def strip_forbidden(
             warnings.append(f"{src}: ignored {'.'.join(path)} (not allowed from here)")
 
 
+MCP_ONLY_YOURS = (
+    "MCP servers come only from your user config (~/.config/agent-lsp/config.toml) or an ACP "
+    "client's session/new, never from here; nothing of it was started"
+)
+
+
+def strip_mcp(layer: dict[str, Any], warnings: list[str], src: str) -> None:
+    """A layer that is not the user file (a project's config, trusted or not; editor settings)
+    never adds or changes an MCP server: its `mcp` table goes, said once."""
+    if "mcp" in layer:
+        del layer["mcp"]
+        warnings.append(f"{src}: ignored [mcp]: {MCP_ONLY_YOURS}")
+
+
 def keeps(path: tuple[str, ...], value: Any, mine: Any) -> bool:
     """May an untrusted layer set `value` at `path` where the user's own settings give `mine`?"""
     rule = untrusted_rule(path)
+    if rule == "never":
+        return False
     if rule == "free" or value == mine:
         return True
     if rule == "off":

@@ -40,6 +40,7 @@ _NEVER: dict[str, str] = {
     "extraRoots": "the folders tools may reach are yours to set",
     "policy": "permission rules (.agent-lsp/policy.toml) are never changed by an improvement",
     "trust": "trust is given only by you (agent-lsp trust)",
+    "mcp": "MCP servers come only from your user config or an ACP client",
 }
 
 

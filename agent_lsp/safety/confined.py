@@ -126,6 +126,45 @@ class ConfinedShell:
             )
         return replace(result, argv=tuple(argv))
 
+    def server_argv(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        readable: Sequence[Path] = (),
+    ) -> tuple[list[str], dict[str, str]]:
+        """How to start a program that keeps running (an MCP server): its argv wrapped in the
+        sandbox exactly as a command's (the network only as this shell's confinement says,
+        whatever `sandbox.network`; `readable`: folders of the home shown back read-only),
+        or as it is without a sandbox; and its environment, the sandbox's plus `env`. Raises
+        `SandboxError` when it cannot be confined as asked."""
+        environ = self.environment() | dict(env or {})
+        shown = (*self.sandbox.toolchains, *readable)
+        sandbox = replace(self.sandbox, network=False, toolchains=shown)
+        wrapped = sandbox.wrap(argv, cwd, self.confinement, environ)
+        return (list(argv) if wrapped is None else wrapped.argv), environ
+
+    def protected_now(self) -> dict[Path, dict[Path, Identity]]:
+        """The protected entries (`.git`, editor settings …) under the writable roots now: to
+        compare with after a long-running program acted (`tidy`)."""
+        if not self.sandboxed:
+            return {}
+        roots = [Path(os.path.realpath(p)) for p in self.confinement.writable]
+        return {
+            root: existing_protected(root, self.sandbox.gits_after(root))
+            for root in dict.fromkeys(roots)
+            if root.is_dir()
+        }
+
+    def tidy(self, before: dict[Path, dict[Path, Identity]]) -> str:
+        """Protected entries made since `before` removed, as after every command; what was
+        removed, or why it could not be ("" when nothing was made)."""
+        try:
+            removed = self._clean_up(before)
+        except ProtectionError as exc:
+            return str(exc)
+        return f"removed {', '.join(removed)}" if removed else ""
+
     def _clean_up(self, before: dict[Path, dict[Path, Identity]]) -> list[str]:
         """Protected entries the command created (a `.git`, editor settings, `.envrc`, at any
         depth) are moved away and deleted."""

@@ -24,7 +24,7 @@ from agent_lsp.safety.risk import (
 )
 from agent_lsp.safety.rules import Rule, RuleSet
 
-__all__ = ["TOOL_KINDS", "Evaluation", "SafetyPolicy"]
+__all__ = ["TOOL_KINDS", "Evaluation", "SafetyPolicy", "mcp_tool_name"]
 
 L0, L1, L2, L3 = PermissionLevel.L0, PermissionLevel.L1, PermissionLevel.L2, PermissionLevel.L3
 TOOL_KINDS = {
@@ -36,6 +36,13 @@ TOOL_KINDS = {
     "remember": "notes",
     "update_task": "notes",
 }
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """How a rule names one MCP tool: `[[allow]] tool = "mcp__docs__search"`."""
+    return f"mcp__{server}__{tool}"
+
+
 _NO_ALWAYS = frozenset(
     {Risk.SECRET, Risk.DESTRUCTIVE, Risk.FORBIDDEN, Risk.UNDECIDABLE, Risk.OUTSIDE}
 )
@@ -314,6 +321,34 @@ class SafetyPolicy:
         if self.level is L1:
             return Evaluation(Action.DENY, f"level L1: {tool} is not available")
         return Evaluation(Action.ASK, f"level L2: {tool} has side effects")
+
+    def mcp_call(self, server: str, tool: str, allowed: bool) -> Evaluation:
+        """May the agent call `tool` of the MCP server `server`? Deny and ask rules naming
+        `mcp_call` or the tool (`mcp__<server>__<tool>`) first; then allowed when `allowed`
+        (the server's `allow` list in the user's config names it) or an allow rule names the
+        tool, except at L0; otherwise denied at L0 and L1, asked from L2 up (L3 too: the
+        server's own hints, read-only or not, are not trusted)."""
+        qualified = mcp_tool_name(server, tool)
+        for action in (Action.DENY, Action.ASK):
+            for name in ("mcp_call", qualified):
+                for rule in self._rules(action, name):
+                    if rule.path is None:
+                        return Evaluation(action, rule.label, always_ok=False)
+        if self.level is L0:
+            return Evaluation(Action.DENY, "level L0: read-only (MCP tools are not available)")
+        if allowed:
+            return Evaluation(Action.ALLOW, f"your allow list for the MCP server {server}")
+        if self._tool_allowed(qualified):
+            return Evaluation(Action.ALLOW, f"rule: allow tool {qualified}")
+        if self.level is L1:
+            return Evaluation(
+                Action.DENY, f"level L1: {qualified} is not available (not in your allow list)"
+            )
+        return Evaluation(
+            Action.ASK,
+            f"level {self.level}: an MCP tool does whatever its server can",
+            (f"{qualified}: an MCP tool (its server's hints are not trusted)",),
+        )
 
     def hidden(self, tool: str, res: Resolved) -> str | None:
         """Why a listing, a search or the starting context leaves `res` out without asking

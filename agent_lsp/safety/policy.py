@@ -16,7 +16,7 @@ from agent_lsp.config.schema import PermissionLevel
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.messages import AgentEvent
 from agent_lsp.safety.decision import Decision
-from agent_lsp.safety.engine import Evaluation, SafetyPolicy
+from agent_lsp.safety.engine import Evaluation, SafetyPolicy, mcp_tool_name
 from agent_lsp.safety.paths import Resolved
 from agent_lsp.safety.risk import Action
 from agent_lsp.seams import EditorChannel
@@ -169,6 +169,35 @@ class CommandPolicy:
         question = f"agent-lsp wants to use the tool {tool}" + (f": {detail}" if detail else "")
         return await self._settle(
             evaluation, tool, engine.root, tool, question, f"tool:{tool}", quiet=True
+        )
+
+    async def check_mcp(
+        self, server: str, tool: str, arguments: str, allowed: bool, sandbox: str | None = None
+    ) -> Decision:
+        """A call of `tool` of the MCP server `server` with `arguments` (JSON text): the rules,
+        the server's `allow` list (`allowed`) and the level decide; asked, the question shows
+        the server, the tool and the arguments whole. "Always allow" remembers that exact
+        call for the session."""
+        engine = self.engine_for()
+        evaluation = engine.mcp_call(server, tool, allowed)
+        subject = f"{mcp_tool_name(server, tool)} {arguments}"
+        shown = (
+            f"the MCP tool {visible(tool)} of server {visible(server)} with {visible(arguments)}"
+        )
+        if evaluation.action is Action.ASK and len(shown) > REVIEW_LIMIT:
+            why = f"the call is too long to review in a prompt ({len(shown)} characters)"
+            evaluation = replace(
+                evaluation, action=Action.DENY, rule=f"policy: {why}", always_ok=False
+            )
+        question = f"agent-lsp wants to call {shown}"
+        return await self._settle(
+            evaluation,
+            subject,
+            engine.root,
+            "mcp_call",
+            question,
+            f"mcp:{subject}",
+            sandbox=sandbox,
         )
 
     async def _settle(

@@ -3,7 +3,7 @@
 
 May import: `agent_lsp.loop` (verification, the task's control), `agent_lsp.memory`,
 `agent_lsp.symbols`, `agent_lsp.project`, `agent_lsp.safety`, `agent_lsp.config`, the shared
-root modules and `adapters`.
+root modules and `adapters`; `mcp_host.py` alone the `mcp` SDK.
 """
 
 from agent_lsp.tools.ask import AskUserTool
@@ -12,6 +12,7 @@ from agent_lsp.tools.create import WriteFileTool
 from agent_lsp.tools.diagnostics import GetDiagnosticsTool
 from agent_lsp.tools.files import EditFileTool, ReadFileTool
 from agent_lsp.tools.git import GitDiffTool, GitStatusTool
+from agent_lsp.tools.mcp_tools import MCP_TOOL_NAMES, McpCallTool, McpToolsTool
 from agent_lsp.tools.notes import RememberTool, UpdateTaskTool
 from agent_lsp.tools.project import ProjectTool, read_project_tools
 from agent_lsp.tools.search import ListFilesTool, SearchTextTool
@@ -35,11 +36,13 @@ CONTRACT_TOOLS = (
     UpdateTaskTool,
     AskUserTool,
 )
-# Names a project tool (.agent-lsp/tools.toml) may not take: the contract's and improve's.
-RESERVED_NAMES = {tool.name for tool in CONTRACT_TOOLS} | {"propose_improvement"}
+# Names a project tool (.agent-lsp/tools.toml) may not take: the contract's, the MCP servers'
+# (offered only when servers are set up) and improve's.
+RESERVED_NAMES = {tool.name for tool in CONTRACT_TOOLS} | {*MCP_TOOL_NAMES, "propose_improvement"}
 
 __all__ = [
     "CONTRACT_TOOLS",
+    "MCP_TOOL_NAMES",
     "RESERVED_NAMES",
     "AskUserTool",
     "EditFileTool",
@@ -48,6 +51,8 @@ __all__ = [
     "GitDiffTool",
     "GitStatusTool",
     "ListFilesTool",
+    "McpCallTool",
+    "McpToolsTool",
     "ProjectTool",
     "ReadFileTool",
     "RememberTool",

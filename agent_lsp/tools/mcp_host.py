@@ -1,0 +1,401 @@
+"""MCP servers as a tool source: `McpHost` starts each server at its first use — inside the
+sandbox, its argv wrapped by `ConfinedShell.server_argv` exactly as a command's — lists its tools
+once, calls them, and stops every server when the session ends.
+
+The one module that speaks MCP (the `mcp` SDK, imported when a server starts). The servers live
+on an event loop of their own in a thread of their own: a task on any loop can call them (the
+language server runs tasks on the agent thread's loop, the CLI on its own), and a plain
+`close()` stops them. Every failure is one line (`McpServerError`), never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from agent_lsp import __version__
+from agent_lsp.errors import AgentLspError
+from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.sandbox import SandboxError
+
+__all__ = ["McpHost", "McpResult", "McpServerError", "McpServerSpec", "McpToolInfo"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+START_TIMEOUT = 30.0  # seconds a server gets to start and list its tools
+STOP_TIMEOUT = 8.0  # seconds `close` waits for the servers to end
+MAX_PAGES = 20  # tools/list pages read of one server
+MAX_RESULT_CHARS = 1_000_000  # a result's text kept (the tool box then keeps head and tail)
+
+
+class McpServerError(AgentLspError):
+    """An MCP server could not start, answer or be reached: one line for the model and the user."""
+
+
+@dataclass(frozen=True)
+class McpServerSpec:
+    """One server: from the user's config, or passed by an ACP client (`source`)."""
+
+    name: str
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    network: bool = False
+    allow: frozenset[str] = frozenset()
+    readable: tuple[Path, ...] = ()
+    source: str = "user config"
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class McpResult:
+    text: str
+    is_error: bool
+    note: str = ""  # what the sandbox had to undo after the call (a `.git` it made …)
+
+
+@dataclass
+class _Link:
+    """One server's connection, owned by a task on the host's loop."""
+
+    spec: McpServerSpec
+    shell: ConfinedShell
+    tools: list[McpToolInfo] | None = None
+    error: str | None = None
+    client: Any = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    runner: asyncio.Task[None] | None = None
+
+
+def program_folders(argv: Sequence[str], home: Path) -> tuple[Path, ...]:
+    """Where a server's program lives when that is in the home, which the sandbox hides: for
+    the program and each argument that is a file there, its folder — the one holding its
+    `node_modules` for a file inside one, a virtualenv's root for its `bin/` — shown back
+    read-only (the sandbox still leaves out credential folders)."""
+    home = Path(os.path.realpath(home))
+    found: list[Path] = []
+    for i, arg in enumerate(argv):
+        path = shutil.which(arg) if i == 0 and os.sep not in arg else arg
+        if not path or not Path(path).is_absolute() or not Path(path).is_file():
+            continue
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(home):
+            continue
+        folder = real.parent
+        if "node_modules" in real.parts:
+            folder = Path(*real.parts[: real.parts.index("node_modules")])
+        elif folder.name == "bin" and (folder.parent / "pyvenv.cfg").is_file():
+            folder = folder.parent
+        if folder != home:
+            found.append(folder)
+    return tuple(dict.fromkeys(found))
+
+
+def _one_line(exc: BaseException) -> str:
+    """The innermost error of `exc` (task groups wrap them) as one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+def _tail(errlog: IO[str]) -> str:
+    """The last line the server wrote on stderr (bwrap's or its own complaint)."""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [ln.strip() for ln in errlog.read()[-4000:].splitlines() if ln.strip()]
+    except (OSError, ValueError):
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def result_text(result: Any) -> str:
+    """A tool result's content as text: text as it is, resources by their text or uri, images
+    and audio by their kind and size; structured content when there is nothing else."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(str(block.text))
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+        elif kind == "resource_link":
+            parts.append(f"[resource {block.uri}]")
+        elif kind == "resource":
+            inner = block.resource
+            text = getattr(inner, "text", None)
+            parts.append(str(text) if text is not None else f"[resource {inner.uri} (binary)]")
+    structured = getattr(result, "structured_content", None)
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, indent=1))
+    text = "\n".join(parts)
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[... {len(text) - MAX_RESULT_CHARS} characters cut]"
+    return text
+
+
+class McpHost:
+    """The session's MCP servers: started lazily, one loop thread for all, stopped at `close`."""
+
+    def __init__(
+        self,
+        root: Path,
+        shell_for: Callable[[McpServerSpec], ConfinedShell],
+        specs: Sequence[McpServerSpec] = (),
+        start_timeout: float = START_TIMEOUT,
+        on_event: Callable[[str, str, str], None] | None = None,
+    ) -> None:
+        """`shell_for`: the confined shell a server runs in (its network, the workspace
+        writable as for commands); `on_event(server, event, detail)`: started / failed /
+        stopped, for the session log."""
+        self.root = root
+        self.shell_for = shell_for
+        self.specs: dict[str, McpServerSpec] = {}
+        self.start_timeout = start_timeout
+        self.on_event = on_event
+        self._links: dict[str, _Link] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.add(specs)
+
+    def add(self, specs: Sequence[McpServerSpec]) -> list[str]:
+        """More servers (an ACP client's); a name taken already gets a number. The names."""
+        names: list[str] = []
+        for spec in specs:
+            name, n = spec.name, 2
+            while name in self.specs:
+                name, n = f"{spec.name}-{n}", n + 1
+            self.specs[name] = McpServerSpec(
+                name,
+                spec.command,
+                spec.env,
+                spec.network,
+                spec.allow,
+                spec.readable,
+                spec.source,
+            )
+            names.append(name)
+        return names
+
+    # -- what the tools ask ------------------------------------------------------------------
+
+    def known(self) -> dict[str, list[McpToolInfo] | str]:
+        """Each server's tools as listed so far, or why it has none (an error), without
+        starting anything; a server not started yet is left out."""
+        out: dict[str, list[McpToolInfo] | str] = {}
+        for name in self.specs:
+            link = self._links.get(name)
+            if link is None or not link.ready.is_set():
+                continue
+            out[name] = link.tools if link.tools is not None else (link.error or "not started")
+        return out
+
+    async def start_all(self) -> dict[str, list[McpToolInfo] | str]:
+        """Every server started (at once) and listed: its tools, or its error in one line."""
+        names = list(self.specs)
+        found = await asyncio.gather(*(self.tools(n) for n in names), return_exceptions=True)
+        out: dict[str, list[McpToolInfo] | str] = {}
+        for name, got in zip(names, found, strict=True):
+            if isinstance(got, McpServerError):
+                out[name] = str(got)
+            elif isinstance(got, BaseException):
+                raise got
+            else:
+                out[name] = got
+        return out
+
+    async def tools(self, name: str) -> list[McpToolInfo]:
+        """The tools of server `name`, starting it if it has not started; `McpServerError`."""
+        link = await self._on_host(self._linked(name))
+        if link.tools is None:
+            raise McpServerError(link.error or f"MCP server {name} did not start")
+        return link.tools
+
+    async def call(
+        self,
+        name: str,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,  # noqa: ASYNC109 - the call's own limit, said in its error
+    ) -> McpResult:
+        """Call `tool` of server `name`; `McpServerError` when the server cannot answer."""
+        return await self._on_host(self._call(name, tool, arguments, timeout))
+
+    def close(self) -> None:
+        """Stop every server and the host's loop (from any thread; waits a few seconds)."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._stop_all(), loop)
+        try:
+            future.result(STOP_TIMEOUT)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError) as exc:
+            log.warning("MCP servers not all stopped: %r", exc)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(STOP_TIMEOUT)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    # -- on the host's loop ------------------------------------------------------------------
+
+    def _host_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="agent-lsp mcp", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    async def _on_host(self, work: Coroutine[Any, Any, T]) -> T:
+        future = asyncio.run_coroutine_threadsafe(work, self._host_loop())
+        return await asyncio.wrap_future(future)
+
+    async def _linked(self, name: str) -> _Link:
+        spec = self.specs.get(name)
+        if spec is None:
+            known = ", ".join(self.specs) or "none"
+            raise McpServerError(f"no MCP server {name!r} (configured: {known})")
+        link = self._links.get(name)
+        if link is None or (link.ready.is_set() and link.tools is not None and link.client is None):
+            link = self._links[name] = _Link(spec, self.shell_for(spec))  # new, or restarted
+            link.runner = asyncio.create_task(self._serve(link))
+        try:
+            await asyncio.wait_for(link.ready.wait(), self.start_timeout)
+        except TimeoutError:
+            link.error = (
+                f"MCP server {name} did not start within {self.start_timeout:.0f} s "
+                f"({' '.join(spec.command)[:200]})"
+            )
+            link.stop.set()
+            link.ready.set()
+            if link.runner is not None:
+                link.runner.cancel()
+        return link
+
+    async def _serve(self, link: _Link) -> None:
+        """Start the server, list its tools, hold the connection until told to stop."""
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.types import Implementation
+
+        spec = link.spec
+        errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        try:
+            readable = (*spec.readable, *program_folders(spec.command, link.shell.sandbox.home))
+            argv, env = await asyncio.to_thread(
+                link.shell.server_argv, spec.command, self.root, spec.env, readable
+            )
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=self.root)
+            info = Implementation(name="agent-lsp", version=__version__)
+            async with Client(stdio_client(params, errlog=errlog), client_info=info) as client:
+                link.tools = await _list_tools(client)
+                link.client = client
+                link.ready.set()
+                self._tell(spec.name, "started", self._how(link))
+                await link.stop.wait()
+        except SandboxError as exc:
+            link.error = f"MCP server {spec.name} not started: {exc}"
+        except asyncio.CancelledError:
+            link.error = link.error or f"MCP server {spec.name}: stopped"
+        except Exception as exc:
+            said = _tail(errlog)
+            where = "ended" if link.tools is not None else "did not start"
+            link.error = f"MCP server {spec.name} {where}: {_one_line(exc)}" + (
+                f" ({said})" if said else ""
+            )
+        finally:
+            errlog.close()
+            link.client = None
+            if link.error is not None:
+                self._tell(spec.name, "failed", link.error)
+            link.ready.set()
+
+    def _how(self, link: _Link) -> str:
+        tools = len(link.tools or [])
+        if not link.shell.sandboxed:
+            why = link.shell.sandbox.status().reason
+            return f"{tools} tools; runs without an OS sandbox ({why}), with your permissions"
+        net = "with the network" if link.spec.network else "no network"
+        return f"{tools} tools; in the sandbox, {net}"
+
+    async def _call(
+        self,
+        name: str,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,  # noqa: ASYNC109 - the call's own limit, said in its error
+    ) -> McpResult:
+        link = await self._linked(name)
+        client = link.client
+        if client is None:
+            raise McpServerError(link.error or f"MCP server {name} is not running")
+        before = await asyncio.to_thread(link.shell.protected_now)
+        try:
+            result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            raise McpServerError(
+                f"MCP server {name}: {tool} gave no answer within {timeout:.0f} s"
+            ) from None
+        except Exception as exc:
+            if link.runner is None or link.runner.done():
+                link.client = None  # it ended: started again at the next call
+            raise McpServerError(f"MCP server {name}: {tool} failed: {_one_line(exc)}") from None
+        finally:
+            note = await asyncio.to_thread(link.shell.tidy, before) if before else ""
+        return McpResult(result_text(result), bool(getattr(result, "is_error", False)), note)
+
+    async def _stop_all(self) -> None:
+        links = list(self._links.values())
+        self._links = {}
+        for link in links:
+            link.stop.set()
+        runners = [link.runner for link in links if link.runner is not None]
+        if runners:
+            await asyncio.wait(runners, timeout=STOP_TIMEOUT - 1)
+        for link in links:
+            if link.tools is not None and link.error is None:
+                self._tell(link.spec.name, "stopped", "")
+
+    def _tell(self, server: str, event: str, detail: str) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(server, event, detail)
+            except Exception as exc:  # the log never stops a server
+                log.warning("MCP event not recorded: %s", exc)
+
+
+async def _list_tools(client: Any) -> list[McpToolInfo]:
+    tools: list[McpToolInfo] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+            tools.append(McpToolInfo(str(tool.name), str(tool.description or ""), schema))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
