@@ -252,6 +252,8 @@ class McpHost:
             log.warning("MCP servers not all stopped: %r", exc)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(STOP_TIMEOUT)
+        if not thread.is_alive():
+            loop.close()
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -261,6 +263,7 @@ class McpHost:
     def _host_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:
+                _load_sdk()
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(
                     target=loop.run_forever, name="agent-lsp mcp", daemon=True
@@ -374,7 +377,8 @@ class McpHost:
             link.stop.set()
         runners = [link.runner for link in links if link.runner is not None]
         if runners:
-            await asyncio.wait(runners, timeout=STOP_TIMEOUT - 1)
+            await asyncio.wait(runners, timeout=STOP_TIMEOUT - 2)
+        await asyncio.get_running_loop().shutdown_default_executor()
         for link in links:
             if link.tools is not None and link.error is None:
                 self._tell(link.spec.name, "stopped", "")
@@ -385,6 +389,19 @@ class McpHost:
                 self.on_event(server, event, detail)
             except Exception as exc:  # the log never stops a server
                 log.warning("MCP event not recorded: %s", exc)
+
+
+def _load_sdk() -> None:
+    """Import the SDK, and what it imports only once a server starts, in the calling thread
+    before the host's thread runs: on Python 3.11 two threads compiling at once (an import
+    that compiles, as a test runner's rewriting of a plugin's modules does) corrupt the
+    interpreter's shared AST state."""
+    import anyio._backends._asyncio
+    import anyio._core._subprocesses
+    import mcp.client.stdio
+    import mcp.os.posix.utilities
+
+    del anyio, mcp
 
 
 async def _list_tools(client: Any) -> list[McpToolInfo]:
