@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib
 import json
 import logging
 import os
@@ -391,17 +392,22 @@ class McpHost:
                 log.warning("MCP event not recorded: %s", exc)
 
 
+# What the SDK imports only once a server starts.
+_SDK_MODULES = (
+    "mcp.client.stdio",
+    "mcp.os.posix.utilities",
+    "anyio._core._subprocesses",
+    "anyio._backends._asyncio",
+)
+
+
 def _load_sdk() -> None:
     """Import the SDK, and what it imports only once a server starts, in the calling thread
     before the host's thread runs: on Python 3.11 two threads compiling at once (an import
     that compiles, as a test runner's rewriting of a plugin's modules does) corrupt the
     interpreter's shared AST state."""
-    import anyio._backends._asyncio
-    import anyio._core._subprocesses
-    import mcp.client.stdio
-    import mcp.os.posix.utilities
-
-    del anyio, mcp
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
 
 
 async def _list_tools(client: Any) -> list[McpToolInfo]:
