@@ -79,9 +79,9 @@ def npm_servers() -> Path:
     return folder
 
 
-def npm_server(folder: Path, package: str, *args: str) -> dict[str, Any]:
+def npm_server(folder: Path, package: str, *args: str, **more: Any) -> dict[str, Any]:
     """One of the npm servers as `mcp.servers` holds it: node and its entry file (under the
     home, which the sandbox hides: its folder is found and shown back read-only)."""
     entry = folder / "node_modules" / package / "dist" / "index.js"
     node = which_or_skip("node")
-    return {"command": [node, str(entry), *args]}
+    return {"command": [node, str(entry), *args], **more}
