@@ -185,3 +185,22 @@ async def test_a_server_writes_nothing_outside_the_workspace_and_no_envrc_in_it(
     )
     assert not (tmp_path / ".envrc").exists()
     assert "[agent-lsp: removed .envrc: the agent may not create git" in planted.output, planted
+
+
+async def test_without_a_sandbox_the_user_is_told_the_server_runs_unconfined(
+    tmp_path: Path,
+) -> None:
+    session = session_with(
+        tmp_path, "http://127.0.0.1:9/v1", {"tiny": tiny()}, sandbox={"enabled": False}
+    )
+    channel = RecordingChannel()
+    try:
+        await session.start_mcp(channel)
+        await session.start_mcp(channel)  # said once
+    finally:
+        await session.aclose()
+    assert [e.message for e in channel.events] == [
+        "agent-lsp: MCP server tiny runs without an OS sandbox (the sandbox is turned off "
+        "(sandbox.enabled)), with your permissions; each of its tool calls asks unless you "
+        "allowed it"
+    ]
