@@ -106,11 +106,13 @@ def route_of(task: Task) -> str:
     return task.kind.value
 
 
-def with_tool_protocol(model: Model, mode: ToolCalling) -> Model:
+def with_tool_protocol(model: Model, mode: ToolCalling, short: bool = False) -> Model:
+    """`model` with the tool protocol `mode` (`short`: the text protocol's tools in a small
+    model's form)."""
     from agent_lsp.models.text_tools import AutoToolModel, TextToolModel
 
     if mode is ToolCalling.TEXT:
-        return TextToolModel(model)
+        return TextToolModel(model, short)
     if mode is ToolCalling.AUTO:
         return AutoToolModel(model)
     return model
@@ -554,12 +556,12 @@ class Session:
         small = self.small_model(window)
         agent = self.make_agent(channel, "", "", read_only, control, tools, notes, small=small)
         agent.model = model
-        if small and self.settings.model.tool_calling is ToolCalling.AUTO:
+        if small and self.settings.model.tool_calling in (ToolCalling.AUTO, ToolCalling.TEXT):
             # A small model reads the text protocol's few lines better than a template's tool
             # schemas (~1,000 tokens of them, each evaluated on a CPU), and never switching
             # mid-task keeps the server's prompt cache.
             raw = await asyncio.to_thread(self.routed, route_of(task), False)
-            agent.model = with_tool_protocol(raw, ToolCalling.TEXT)
+            agent.model = with_tool_protocol(raw, ToolCalling.TEXT, short=True)
         agent.limits = replace(
             agent.limits,
             compact_at=self.settings.compaction.threshold(task.kind.value)

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from agent_lsp.loop.small import HOW_TO_ANSWER, HOW_TO_ANSWER_BIG, is_small
+from agent_lsp.loop.small import (
+    EXAMPLE_ANSWER,
+    EXAMPLE_TASK,
+    FILES_HEAD,
+    FILES_TAKEN,
+    HOW_TO_ANSWER_BIG,
+    is_small,
+)
 from agent_lsp.loop.words import edits_in_words
 from agent_lsp.messages import TaskStatus
 from agent_lsp.session import Session
@@ -147,28 +154,50 @@ async def test_unusable_calls_stop_the_task_only_after_three_in_a_row(
 async def test_the_small_profile_shows_the_failures_and_the_files_first(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
-    """Its first request: a short system prompt, six tools, the failing test's output and
-    calc.py whole; a fixed definition written in a fenced block, naming no file, is applied to
-    the file that was shown."""
+    """Its first request, in the shape a small model answers best: short rules with the six
+    tools one line each, one worked exchange, the files whole (tests first, the code last)
+    with an acknowledgement, then the task and the failures last; a fixed definition written
+    in a fenced block, naming no file, is applied to the file that was shown."""
     fake_openai.script(Reply(WHOLE_DEFINITION))
     before = (project / "calc.py").read_text()
+    test_text = (project / "tests" / "test_calc.py").read_text()
     session = small(project, fake_openai)
     outcome = await session.run_task(TASK, RecordingChannel())
     await session.aclose()
 
     first = fake_openai.requests[0]
     assert "tools" not in first  # the text protocol: a few lines, not a template's schemas
-    system, user = first["messages"][0]["content"], first["messages"][1]["content"]
-    offered = sorted(re.findall(r"^- (\w+): ", system, re.M))
-    assert offered == sorted(
-        ["read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"]
-    )
+    messages = first["messages"]
+    assert [m["role"] for m in messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    system = messages[0]["content"]
+    offered = re.findall(r"^- (\w+) \{([^}]*)\}: ", system, re.M)
+    assert offered == [
+        ("read_file", "path, start_line?, end_line?"),
+        ("list_files", "path?, glob?"),
+        ("search_text", "pattern, path?, regex?"),
+        ("edit_file", "path, old_text, new_text"),
+        ("write_file", "path, content"),
+        ("run_tests", "targets?"),
+    ]
+    assert '"additionalProperties"' not in system  # no JSON schema
     assert "<tool_call>" in system and "SEARCH/REPLACE" in system
-    assert user.endswith(HOW_TO_ANSWER.format(files="calc.py"))  # whole files: small ones
-    assert user.index("tests/test_calc.py\n```") < user.index("\ncalc.py\n```")  # code last
-    assert "FAILED tests/test_calc.py::test_average" in user
-    assert f"calc.py\n```\n{before.rstrip()}\n```" in user
-    assert "Project map" not in user  # the files shown say more
+    assert (messages[1]["content"], messages[2]["content"]) == (EXAMPLE_TASK, EXAMPLE_ANSWER)
+    assert messages[3]["content"] == (
+        f"{FILES_HEAD}\n\ntests/test_calc.py\n```\n{test_text.rstrip()}\n```\n\n"
+        f"calc.py\n```\n{before.rstrip()}\n```"
+    )
+    assert messages[4]["content"] == FILES_TAKEN
+    task = messages[5]["content"]
+    assert task.startswith(TASK.instruction + "\n\nThe tests fail now:\npytest: ")
+    assert "FAILED tests/test_calc.py::test_average" in task
+    assert "hint:" not in task and "Project map" not in task
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     assert (project / "calc.py").read_text().count(FIX) == 1
     assert len(fake_openai.requests) == 1
@@ -217,8 +246,8 @@ async def test_the_small_profile_follows_the_window_the_server_serves(project: P
             await session.aclose()
             first = server.requests[0]
             assert ("tools" not in first) is small_profile, n_ctx
-            user = first["messages"][1]["content"]
-            assert ("The tests, run before you start:" in user) is small_profile, n_ctx
+            user = first["messages"][-1]["content"]
+            assert ("The tests fail now:" in user) is small_profile, n_ctx
 
 
 def test_a_block_whose_path_is_an_examples_lands_where_its_search_text_is() -> None:

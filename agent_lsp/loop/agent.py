@@ -21,7 +21,7 @@ from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_k
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
-from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, first_look, how_to_answer
+from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
 from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
@@ -137,15 +137,19 @@ class Agent:
             context = await self.hooks.context("start")
             if self.small and self.system_template is None:
                 self.system_template = SMALL_SYSTEM_PROMPT
-            look = await self._first_look(task) if self.small else ""
+            look = await self._first_look(task) if self.small else None
             repo_map = "" if look else self.repo_map  # the files shown say more
             self.messages = build_messages(
-                task, self.workspace, self.profile, repo_map, context, self.system_template
+                task,
+                self.workspace,
+                self.profile,
+                repo_map,
+                context,
+                self.system_template,
+                excerpt=not (look and task.path in look.shown),  # shown whole, unnumbered
             )
             if look:
-                first = self.messages[1]
-                text = f"{first.content}\n\n{look}"
-                self.messages[1] = first.model_copy(update={"content": text})
+                self.messages = look.conversation(*self.messages)
         else:
             step = resume.step
             how = "resumed" if resume.hint is None else "continued"
@@ -266,17 +270,17 @@ class Agent:
             return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
         return feedback.replace(WORDS_ONCE, _words_left(left))
 
-    async def _first_look(self, task: Task) -> str:
-        """The small-model profile's first message: the tests run once and the files that
-        matter shown whole (loop/small.py); "" when it showed no file."""
+    async def _first_look(self, task: Task) -> FirstLook | None:
+        """The small-model profile's first look: the tests run once and the files that
+        matter shown whole (loop/small.py); None when it showed no file."""
         if task.kind is not TaskKind.FIX and task.kind is not TaskKind.TASK:
-            return ""
+            return None
         await self._emit(EventKind.TOOL_CALL, "a first look: the tests and the files")
         budget = int(self.limits.context_window * CHARS_PER_TOKEN * 0.3)
         look = await first_look(task, self.workspace, self.verifier, min(budget, 24_000))
         await self._emit(EventKind.TOOL_RESULT, f"first look: {', '.join(look.shown) or 'no file'}")
         self._shown = [rel for rel in look.shown if not is_test_file(rel)]
-        return look.text if look.shown else ""
+        return look if look.shown else None
 
     # -- the user in the loop: continue with a hint, steer notes, a conflict at a rebuild ---
 

@@ -79,9 +79,12 @@ def build_messages(
     repo_map: str = "",
     context: str = "",
     template: str | None = None,
+    excerpt: bool = True,
 ) -> list[ChatMessage]:
+    """The system prompt and the task's message; `excerpt`: the lines around the task's
+    diagnostic or cursor, numbered (not when the file is shown whole anyway)."""
     system = system_prompt(workspace.root, profile, context, template)
-    text = _task_text(task, workspace)
+    text = _task_text(task, workspace, excerpt)
     if repo_map:
         text += f"\n\nProject map (definitions by file; find_symbol for more):\n{repo_map}"
     return [
@@ -90,7 +93,7 @@ def build_messages(
     ]
 
 
-def _task_text(task: Task, workspace: Workspace) -> str:
+def _task_text(task: Task, workspace: Workspace, excerpt: bool = True) -> str:
     parts: list[str] = []
     diag = task.diagnostic
     if task.kind in (TaskKind.FIX, TaskKind.EXPLAIN) and diag is not None and task.path:
@@ -106,7 +109,8 @@ def _task_text(task: Task, workspace: Workspace) -> str:
                 "Answer in a few sentences: what the problem is, why it happens here, and how "
                 "to fix it. Read what you need; you have no editing tools."
             )
-        parts.append(_excerpt(workspace, task.path, diag.line))
+        if excerpt:
+            parts.append(_excerpt(workspace, task.path, diag.line))
     else:
         parts.append(task.instruction)
         if task.path and task.selection is None:

@@ -193,21 +193,22 @@ class Verifier:
         shutil.rmtree(self.shadow_dir, ignore_errors=True)
 
 
-def format_report(report: TestReport, limit: int = 8) -> str:
-    """The report as the model and the user read it: the totals, each failure, then the hint
-    (after the failures: a long hint must not push them out of a bounded excerpt)."""
+def format_report(report: TestReport, limit: int = 8, tail: int = 40, hint: bool = True) -> str:
+    """The report as the model and the user read it: the totals, each failure (the last
+    `tail` lines of its output), then the hint (after the failures: a long hint must not push
+    them out of a bounded excerpt; none without `hint`)."""
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     for failure in report.failures[:limit]:
         where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
         at = f" at {where}" if where else ""
         lines.append(f"FAILED {failure.test_id}{at}: {failure.message}")
         if failure.output:
-            lines.append(_indent(_tail(failure.output, 40)))
+            lines.append(_indent(_tail(failure.output, tail)))
     if len(report.failures) > limit:
         lines.append(f"... and {len(report.failures) - limit} more failures")
     if not report.failures and not report.ok and report.output:
         lines.append(_indent(_tail(report.output, 60)))
-    if report.hint:
+    if report.hint and (hint or not report.failures):
         lines.append(f"hint: {report.hint}")
     return "\n".join(lines)
 

@@ -29,6 +29,30 @@ Tools (JSON schema of the arguments):
 {tools}"""
 
 
+# A small model's form (the small-model profile): each tool on one line, its arguments by
+# name only ("?" when optional) — its fix is written as a whole file in words; a tool is for
+# what it was not shown. The schemas still check every call, and a wrong one is answered
+# with the exact syntax.
+PROTOCOL_SHORT = """\
+When you need something you were not shown, call a tool by writing a block like
+<tool_call>{{"name": "read_file", "arguments": {{"path": "src/util.py"}}}}</tool_call>
+Tools:
+{tools}"""
+
+
+def describe_tools_short(tools: Sequence[ToolSpec]) -> str:
+    lines: list[str] = []
+    for t in tools:
+        props = t.parameters.get("properties")
+        names = list(props) if isinstance(props, dict) else []  # pyright: ignore[reportUnknownArgumentType]
+        required = t.parameters.get("required")
+        needed = set(required) if isinstance(required, list) else set()  # pyright: ignore[reportUnknownArgumentType]
+        args = ", ".join(str(n) + ("" if n in needed else "?") for n in names)  # pyright: ignore[reportUnknownVariableType]
+        first = t.description.split(". ")[0].rstrip(".")
+        lines.append(f"- {t.name} {{{args}}}: {first}.")
+    return "\n".join(lines)
+
+
 def describe_tools(tools: Sequence[ToolSpec]) -> str:
     return "\n".join(
         f"- {t.name}: {t.description}\n  arguments: {json.dumps(t.parameters, separators=TIGHT)}"
@@ -37,13 +61,19 @@ def describe_tools(tools: Sequence[ToolSpec]) -> str:
 
 
 def to_text_messages(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], short: bool = False
 ) -> list[ChatMessage]:
-    """Rewrite a native-tool conversation into plain system/user/assistant messages."""
+    """Rewrite a native-tool conversation into plain system/user/assistant messages (`short`:
+    the tools in a small model's form)."""
+    protocol = (
+        PROTOCOL_SHORT.format(tools=describe_tools_short(tools))
+        if short
+        else PROTOCOL.format(tools=describe_tools(tools))
+    )
     out: list[ChatMessage] = []
     for m in messages:
         if m.role == "system":
-            text = f"{m.content or ''}\n\n{PROTOCOL.format(tools=describe_tools(tools))}"
+            text = f"{m.content or ''}\n\n{protocol}"
             out.append(ChatMessage(role="system", content=text))
         elif m.role == "assistant":
             blocks = [
@@ -72,8 +102,9 @@ def to_text_messages(
 class TextToolModel:
     """Wraps any Model; tools travel in the text, never in the `tools` parameter."""
 
-    def __init__(self, inner: Model) -> None:
+    def __init__(self, inner: Model, short: bool = False) -> None:
         self.inner = inner
+        self.short = short  # the tools in a small model's form
         self._turn = 0
 
     async def complete(
@@ -82,7 +113,7 @@ class TextToolModel:
         self._turn += 1
         quiet = reply_text.set(None)  # its words hold the tool calls' syntax: not shown live
         try:
-            reply = await self.inner.complete(to_text_messages(messages, tools), [])
+            reply = await self.inner.complete(to_text_messages(messages, tools, self.short), [])
         finally:
             reply_text.reset(quiet)
         parsed = parse_tool_calls(reply.content or "", tools, str(self._turn))
