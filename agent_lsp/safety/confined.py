@@ -136,12 +136,15 @@ class ConfinedShell:
         """How to start a program that keeps running (an MCP server): its argv wrapped in the
         sandbox exactly as a command's (the network only as this shell's confinement says,
         whatever `sandbox.network`; `readable`: folders of the home shown back read-only),
-        or as it is without a sandbox; and its environment, the sandbox's plus `env`. Raises
+        or as it is without a sandbox; and its environment, the sandbox's plus `env`, with
+        `PYTHONSAFEPATH=1`. `cwd` is an empty folder outside the workspace (made again inside
+        the sandbox, whose /tmp is its own): started in the workspace, `python -m x` would
+        import the repository's `x/` and `npx -y x` run its `node_modules` copy. Raises
         `SandboxError` when it cannot be confined as asked."""
-        environ = self.environment() | dict(env or {})
+        environ = self.environment() | dict(env or {}) | {"PYTHONSAFEPATH": "1"}
         shown = (*self.sandbox.toolchains, *readable)
         sandbox = replace(self.sandbox, network=False, toolchains=shown)
-        wrapped = sandbox.wrap(argv, cwd, self.confinement, environ)
+        wrapped = sandbox.wrap(argv, cwd, self.confinement, environ, server=True)
         return (list(argv) if wrapped is None else wrapped.argv), environ
 
     def protected_now(self) -> dict[Path, dict[Path, Identity]]:

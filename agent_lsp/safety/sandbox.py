@@ -215,10 +215,13 @@ class Sandbox:
         cwd: Path,
         confinement: Confinement,
         environ: Mapping[str, str] | None = None,
+        *,
+        server: bool = False,
     ) -> Wrapped | None:
         """bwrap + `argv`, or None when there is no sandbox. Raises `SandboxError` when the
         command cannot be confined as asked (the secret files of a visible folder could not
-        all be found, or a workspace holds the home)."""
+        all be found, or a workspace holds the home). `server`: a program that keeps running
+        (an MCP server): `cwd` is an empty folder made for it inside the sandbox."""
         status = self.status()
         if not status.available or status.bwrap is None:
             return None
@@ -253,6 +256,8 @@ class Sandbox:
         if not confinement.show_secrets:
             for result in found.values():
                 args += _hide(result.secrets)
+        if server:
+            args += ["--dir", str(cwd)]
         args += ["--chdir", str(cwd), "--", *argv]
         return Wrapped(args, gits)
 

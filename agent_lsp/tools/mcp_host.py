@@ -107,6 +107,29 @@ def program_folders(argv: Sequence[str], home: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def server_program(command: Sequence[str], root: Path, path: str) -> tuple[str, ...]:
+    """`command` with its program resolved here, on the host, to an absolute path (looked up
+    on `path` for a bare name): a program the workspace holds is refused (the repository
+    would run as the user's server, with its `env` and network), as is a relative path."""
+    program = command[0] if command else ""
+    if not program:
+        raise McpServerError("no program to start")
+    if os.sep in program and not Path(program).is_absolute():
+        raise McpServerError(
+            f"{program}: a relative path; give the program's absolute path or its name on PATH"
+        )
+    found = program if Path(program).is_absolute() else shutil.which(program, path=path)
+    if not found or not Path(found).is_file():
+        raise McpServerError(f"{program}: no such program")
+    real = Path(os.path.realpath(found))
+    if real.is_relative_to(Path(os.path.realpath(root))):
+        raise McpServerError(
+            f"{program} is {real}, inside the workspace: the repository's own program is not "
+            "started as your server"
+        )
+    return (found, *command[1:])
+
+
 def _one_line(exc: BaseException) -> str:
     """The innermost error of `exc` (task groups wrap them) as one line."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -307,12 +330,15 @@ class McpHost:
 
         spec = link.spec
         errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        cwd = Path(tempfile.mkdtemp(prefix="agent-lsp-mcp-"))  # empty: nothing to import there
         try:
-            readable = (*spec.readable, *program_folders(spec.command, link.shell.sandbox.home))
+            path = {**os.environ, **spec.env}.get("PATH", os.defpath)
+            command = server_program(spec.command, self.root, path)
+            readable = (*spec.readable, *program_folders(command, link.shell.sandbox.home))
             argv, env = await asyncio.to_thread(
-                link.shell.server_argv, spec.command, self.root, spec.env, readable
+                link.shell.server_argv, command, cwd, spec.env, readable
             )
-            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=self.root)
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             info = Implementation(name="agent-lsp", version=__version__)
             async with Client(stdio_client(params, errlog=errlog), client_info=info) as client:
                 link.tools = await _list_tools(client)
@@ -322,6 +348,8 @@ class McpHost:
                 await link.stop.wait()
         except SandboxError as exc:
             link.error = f"MCP server {spec.name} not started: {exc}"
+        except McpServerError as exc:  # its program: not found, or the repository's
+            link.error = f"MCP server {spec.name} did not start: {exc}"
         except asyncio.CancelledError:
             link.error = link.error or f"MCP server {spec.name}: stopped"
         except Exception as exc:
@@ -332,6 +360,7 @@ class McpHost:
             )
         finally:
             errlog.close()
+            shutil.rmtree(cwd, ignore_errors=True)
             link.client = None
             if link.error is not None:
                 self._tell(spec.name, "failed", link.error)
