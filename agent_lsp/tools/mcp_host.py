@@ -107,6 +107,20 @@ def program_folders(argv: Sequence[str], home: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def server_path(path: str, root: Path) -> str:
+    """`PATH` without what the repository could fill: relative and empty entries (the folder
+    a program starts in) and entries inside the workspace (an activated `.venv/bin`)."""
+    real = Path(os.path.realpath(root))
+    kept = [
+        entry
+        for entry in path.split(os.pathsep)
+        if entry
+        and Path(entry).is_absolute()
+        and not Path(os.path.realpath(entry)).is_relative_to(real)
+    ]
+    return os.pathsep.join(dict.fromkeys(kept))
+
+
 def server_program(command: Sequence[str], root: Path, path: str) -> tuple[str, ...]:
     """`command` with its program resolved here, on the host, to an absolute path (looked up
     on `path` for a bare name): a program the workspace holds is refused (the repository
@@ -332,11 +346,11 @@ class McpHost:
         errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         cwd = Path(tempfile.mkdtemp(prefix="agent-lsp-mcp-"))  # empty: nothing to import there
         try:
-            path = {**os.environ, **spec.env}.get("PATH", os.defpath)
+            path = server_path({**os.environ, **spec.env}.get("PATH", os.defpath), self.root)
             command = server_program(spec.command, self.root, path)
             readable = (*spec.readable, *program_folders(command, link.shell.sandbox.home))
             argv, env = await asyncio.to_thread(
-                link.shell.server_argv, command, cwd, spec.env, readable
+                link.shell.server_argv, command, cwd, {**spec.env, "PATH": path}, readable
             )
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             info = Implementation(name="agent-lsp", version=__version__)
