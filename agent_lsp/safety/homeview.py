@@ -22,6 +22,7 @@ from agent_lsp.signing import user_folder
 
 __all__ = [
     "HIDDEN_HOMES",
+    "PACKAGE_STORES",
     "TOOLCHAIN_DIRS",
     "linked_toolchains",
     "own_folders",
@@ -91,18 +92,53 @@ def own_folders() -> list[Path]:
 MAX_LINKS = 2_000  # node_modules entries looked at per folder
 
 
-def linked_toolchains(roots: Iterable[Path]) -> tuple[Path, ...]:
+# Relative to a home: where package managers keep the packages a `node_modules` links to.
+PACKAGE_STORES = (
+    ".local/share/pnpm",
+    ".pnpm-store",
+    ".cache/pnpm",
+    "Library/pnpm",
+    ".npm",
+    ".yarn/berry",
+    ".cache/yarn",
+    ".bun/install",
+)
+
+
+def linked_toolchains(roots: Iterable[Path], home: Path | None = None) -> tuple[Path, ...]:
     """Where a project's dependencies link to outside it: a `.venv` that is a link (uv, a
-    shared environment), and the entries of `node_modules` that are links (pnpm's global store,
-    `npm link`, a shared install) — shown back read-only when they are in a home, like the
-    toolchains (`toolchain_dirs` drops any credential folder among them)."""
+    shared environment) to a virtualenv (one holding `pyvenv.cfg`), and the entries of
+    `node_modules` that are links (pnpm's global store, a shared install) to an npm package
+    (a folder holding `package.json`) inside a `node_modules` folder or a package store of
+    the home — shown back read-only when they are in a home, like the toolchains
+    (`toolchain_dirs` drops any credential folder among them). The links are the
+    repository's: anything else they name (`~/.config/github-copilot`, the home itself) is
+    not shown, nor a folder that is, holds or lies in one of agent-lsp's own."""
+    home = Path(os.path.realpath(home or Path.home()))
     found: list[Path] = []
     for root in roots:
         for name in (".venv", "venv"):
             if (root / name).is_symlink():
-                found.append(Path(os.path.realpath(root / name)))
-        found += _linked_modules(root / "node_modules")
-    return tuple(dict.fromkeys(found))
+                real = Path(os.path.realpath(root / name))
+                if (real / "pyvenv.cfg").is_file():
+                    found.append(real)
+        found += [p for p in _linked_modules(root / "node_modules") if _a_package(p, home)]
+    own = own_folders()
+    return tuple(
+        p
+        for p in dict.fromkeys(found)
+        if not any(p.is_relative_to(o) or o.is_relative_to(p) for o in own)
+    )
+
+
+def _a_package(folder: Path, home: Path) -> bool:
+    """An installed npm package: `package.json` in a folder inside a `node_modules` or a
+    package store."""
+    if not (folder / "package.json").is_file():
+        return False
+    if "node_modules" in folder.parts[:-1]:
+        return True
+    return any(folder.is_relative_to(home / store) for store in PACKAGE_STORES)
 
 
 def _linked_modules(folder: Path) -> list[Path]:

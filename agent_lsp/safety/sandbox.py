@@ -294,7 +294,7 @@ class Sandbox:
             args += ["--tmpfs", str(base)]  # the other workspaces' private homes
         if home.is_dir() and home != Path("/"):
             args += ["--bind", str(private), str(home)]
-        linked = linked_toolchains(roots)
+        linked = linked_toolchains(roots, home)
         for folder in toolchain_dirs(home, environ, (*self.toolchains, *linked)):
             args += ["--ro-bind", str(folder), str(folder)]
         return args

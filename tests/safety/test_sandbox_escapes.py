@@ -286,17 +286,21 @@ async def test_editor_settings_below_the_root_stay_read_only_and_new_ones_go(
 async def test_dependencies_linked_into_the_home_are_shown_back_read_only(
     outside: Layout,
 ) -> None:
-    """pnpm's global store, `npm link`, a `.venv` that is a link: the project's dependencies
-    live in the home, which the sandbox hides. Where node_modules entries or the `.venv` link
-    to is shown back read-only — never a credential folder a link names."""
-    store = outside.home / ".local/share/pnpm-store/left-pad"
+    """pnpm's global store, a shared install, a `.venv` that is a link: the project's
+    dependencies live in the home, which the sandbox hides. Where node_modules entries link
+    to an npm package, or the `.venv` to a virtualenv, is shown back read-only — never a
+    credential folder a link names."""
+    store = outside.home / ".local/share/pnpm/store/v10/links/left-pad/node_modules/left-pad"
     store.mkdir(parents=True)
+    (store / "package.json").write_text('{"name": "left-pad"}\n')
     (store / "index.js").write_text("module.exports = 'padded';\n")
-    scoped = outside.home / "work/ui-kit"
+    scoped = outside.home / "work/shared/node_modules/@acme/ui-kit"
     scoped.mkdir(parents=True)
+    (scoped / "package.json").write_text('{"name": "@acme/ui-kit"}\n')
     (scoped / "index.js").write_text("module.exports = 'kit';\n")
     env = outside.home / "envs/app"
     (env / "bin").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (env / "bin/tool").write_text("venv-tool\n")
     modules = outside.ws / "node_modules"
     (modules / "@acme").mkdir(parents=True)
@@ -315,6 +319,45 @@ async def test_dependencies_linked_into_the_home_are_shown_back_read_only(
     assert "venv-tool" in result.output, result.output
     assert "PRIVATE KEY" not in result.output, result.output
     assert (store / "index.js").read_text() == "module.exports = 'padded';\n"  # read-only
+
+
+@pytest.mark.parametrize(
+    ("target", "package"),
+    [
+        (".config/github-copilot", False),
+        (".mozilla/firefox", True),  # a package.json, but in no node_modules nor store
+        (".cache/agent-lsp", True),  # agent-lsp's own: the signing key
+        (".cache", True),  # holds agent-lsp's own
+    ],
+)
+async def test_a_link_the_repository_ships_shows_no_other_folder_of_the_home(
+    outside: Layout, monkeypatch: pytest.MonkeyPatch, target: str, package: bool
+) -> None:
+    """`node_modules/leftpad -> ~/.config/github-copilot` (or a relative `../../home/...`), a
+    `.venv` naming a folder that is no virtualenv: the links are the repository's, so only
+    an npm package in a node_modules folder or a package store, and a virtualenv, are shown
+    back — never agent-lsp's own folders or one holding them."""
+    monkeypatch.setenv("HOME", str(outside.home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    folder = outside.home / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "secret.txt").write_text("home-canary\n")
+    if package:
+        (folder / "package.json").write_text("{}\n")
+    modules = outside.ws / "node_modules"
+    modules.mkdir()
+    (modules / "leftpad").symlink_to(folder)
+    (modules / "rightpad").symlink_to(os.path.relpath(folder, modules))
+    (outside.ws / ".venv").symlink_to(folder)
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    result = await run(
+        shell,
+        outside,
+        f"cat node_modules/leftpad/secret.txt node_modules/rightpad/secret.txt "
+        f".venv/secret.txt {folder}/secret.txt",
+    )
+    assert "home-canary" not in result.output, result.output
+    assert result.exit_code != 0
 
 
 async def test_a_protected_entry_rebuilt_after_renaming_its_folder_is_removed(
