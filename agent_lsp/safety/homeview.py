@@ -26,6 +26,7 @@ __all__ = [
     "TOOLCHAIN_DIRS",
     "linked_toolchains",
     "own_folders",
+    "own_folders_below",
     "private_home",
     "toolchain_dirs",
 ]
@@ -202,7 +203,21 @@ def toolchain_dirs(
 ) -> list[Path]:
     """`_toolchain_dirs` for the variables that matter, remembered (it runs per command)."""
     key = tuple(environ.get(k, "") for k in _ENV_KEYS)
-    return list(_cached(home, key, tuple(extra)))
+    own = own_folders()  # never shown, nor anything in them (the key, the other homes)
+    return [
+        p for p in _cached(home, key, tuple(extra)) if not any(p.is_relative_to(o) for o in own)
+    ]
+
+
+def own_folders_below(shown: Iterable[Path]) -> list[Path]:
+    """agent-lsp's own folders inside the folders `shown` (`~/.cache` a server may read holds
+    `~/.cache/agent-lsp`, the signing key): the sandbox puts an empty folder over each."""
+    shown = list(shown)
+    return [
+        o
+        for o in own_folders()
+        if o.is_dir() and any(o.is_relative_to(p) and o != p for p in shown)
+    ]
 
 
 @functools.lru_cache(maxsize=32)

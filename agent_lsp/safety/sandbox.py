@@ -26,6 +26,7 @@ from agent_lsp.safety.homeview import (
     HIDDEN_HOMES,
     linked_toolchains,
     own_folders,
+    own_folders_below,
     private_home,
     toolchain_dirs,
 )
@@ -295,8 +296,11 @@ class Sandbox:
         if home.is_dir() and home != Path("/"):
             args += ["--bind", str(private), str(home)]
         linked = linked_toolchains(roots, home)
-        for folder in toolchain_dirs(home, environ, (*self.toolchains, *linked)):
+        shown = toolchain_dirs(home, environ, (*self.toolchains, *linked))
+        for folder in shown:
             args += ["--ro-bind", str(folder), str(folder)]
+        for folder in own_folders_below(shown):  # a shown `~/.cache` keeps agent-lsp's out
+            args += ["--tmpfs", str(folder)]
         return args
 
 

@@ -46,3 +46,39 @@ async def test_the_signing_key_and_remembered_state_are_hidden(
     assert "state-canary" not in result.output, result.output
     if inside_workspace_parent:
         assert "app.py" in result.output, result.output  # the workspace itself is seen
+
+
+@pytest.mark.parametrize(
+    "shown", [".cache", ".local/state", ".cache/agent-lsp"], ids=["cache", "state", "own"]
+)
+async def test_a_home_folder_shown_back_keeps_agent_lsps_own_out(
+    outside: Layout, monkeypatch: pytest.MonkeyPatch, shown: str
+) -> None:
+    """A folder of the home shown back read-only (an MCP server's `readable`, the folder of its
+    program) that holds agent-lsp's own — `~/.cache` holds the signing key, `~/.local/state`
+    the remembered servers — shows an empty folder in their place; one of agent-lsp's own is
+    not shown at all. The rest of it is seen."""
+    monkeypatch.setenv("HOME", str(outside.home))
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("XDG_STATE_HOME")
+    key = signing.user_key()
+    assert key is not None and signing.key_path() == outside.home / ".cache/agent-lsp/cache.key"
+    state = outside.home / ".local/state/agent-lsp"
+    state.mkdir(parents=True)
+    (state / "servers.json").write_text('{"canary": "state-canary"}')
+    for folder in (".cache/notes", ".local/state/notes"):
+        (outside.home / folder).mkdir(parents=True)
+        (outside.home / folder / "seen.txt").write_text("seen-canary\n")
+    sandbox = require_sandbox(outside.home, outside.ws.parent)
+    sandbox.toolchains = (outside.home / shown,)
+    result = await run(
+        shell_for(sandbox, outside),
+        outside,
+        f"python3 -c \"import sys; print(open(sys.argv[1], 'rb').read().hex())\" "
+        f"{signing.key_path()}; cat {state}/servers.json; ls -A ~/.cache/agent-lsp; "
+        f"cat ~/{shown.split('/')[0]}/*/seen.txt ~/.local/state/notes/seen.txt",
+    )
+    assert key.hex() not in result.output, result.output
+    assert "state-canary" not in result.output, result.output
+    assert "sandbox-home" not in result.output, result.output  # the other workspaces' homes
+    assert ("seen-canary" in result.output) is (shown != ".cache/agent-lsp"), result.output
