@@ -11,6 +11,7 @@ server's `allow` list or a rule allows it; the server's own hints are not truste
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -20,11 +21,21 @@ from agent_lsp.messages import ToolResult
 from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.tools.mcp_host import McpHost, McpServerError, McpToolInfo
 
-__all__ = ["MCP_TOOL_NAMES", "McpCallTool", "McpToolsTool", "mcp_listing", "schema_problems"]
+__all__ = [
+    "MCP_TOOL_NAMES",
+    "McpCallTool",
+    "McpToolsTool",
+    "check_arguments",
+    "mcp_listing",
+    "schema_problems",
+]
 
 MCP_TOOL_NAMES = ("mcp_tools", "mcp_call")
 LISTING_CHARS = 4_000  # the names and lines in `mcp_tools`' description, at most
 LINE_CHARS = 100  # one tool's line
+MAX_SCHEMA_CHARS = 200_000  # a tool's schema checked, at most (as JSON)
+MAX_ARGUMENT_CHARS = 200_000  # a call's arguments checked, at most (as JSON)
+CHECK_SECONDS = 10.0  # the longest a check of the arguments may take
 
 
 def _first_line(text: str) -> str:
@@ -111,16 +122,46 @@ class McpToolsTool:
 
 def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """Where `arguments` break the tool's JSON schema (empty: they fit, or the schema cannot
-    be read, and the server is left to judge)."""
+    be read, and the server is left to judge). The schema is the server's: a `$ref` to
+    anything outside it (a URL, a `file://` path) is refused, never fetched by agent-lsp's
+    own process — it would read the network or the host's files before anyone is asked.
+    Blocking (a schema's patterns can be slow): run it off the event loop (`check_arguments`)."""
     from jsonschema import Draft202012Validator, SchemaError, validators
+    from referencing import Registry, Resource
+    from referencing.exceptions import NoSuchResource, Unresolvable
+
+    def refuse(uri: str) -> Resource:
+        raise NoSuchResource(ref=uri)
 
     try:
         kind = validators.validator_for(schema, default=Draft202012Validator)
         kind.check_schema(schema)
     except SchemaError:
         return []
-    errors = sorted(kind(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    validator = kind(schema, registry=Registry(retrieve=refuse))
+    try:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+    except Unresolvable as exc:
+        return [f"its schema refers to {str(exc)[:200]!r} outside itself: not followed"]
     return [f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors[:5]]
+
+
+async def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """`schema_problems` in a thread, bounded: a schema or arguments too large to check, or a
+    check that takes too long, is a problem too."""
+    for what, value, limit in (
+        ("its schema is", schema, MAX_SCHEMA_CHARS),
+        ("the arguments are", arguments, MAX_ARGUMENT_CHARS),
+    ):
+        size = len(json.dumps(value, ensure_ascii=False, default=str))
+        if size > limit:
+            return [f"{what} too large to check ({size} characters, at most {limit})"]
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(schema_problems, schema, arguments), CHECK_SECONDS
+        )
+    except TimeoutError:
+        return [f"checking the arguments against its schema took over {CHECK_SECONDS:.0f} s"]
 
 
 class McpCallArgs(BaseModel):
@@ -161,9 +202,9 @@ class McpCallTool:
         if tool is None:
             names = ", ".join(tools) or "none"
             return ToolResult.fail(f"{args.server} has no tool {args.tool!r} (its tools: {names})")
-        problems = schema_problems(tool.schema, args.arguments)
+        problems = await check_arguments(tool.schema, args.arguments)
         if problems:
-            schema = json.dumps(tool.schema, ensure_ascii=False)
+            schema = json.dumps(tool.schema, ensure_ascii=False)[:MAX_SCHEMA_CHARS]
             return ToolResult.fail(
                 f"invalid arguments for {args.server} {args.tool}: {'; '.join(problems)}; "
                 f"its schema: {schema}"
