@@ -30,7 +30,7 @@ def listener() -> Iterator[tuple[str, list[str]]]:
             self.end_headers()
             self.wfile.write(b'{"type": "integer"}')
 
-        def log_message(self, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:
             return None
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
