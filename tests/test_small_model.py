@@ -275,6 +275,7 @@ async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_form
     assert "The edits written in your reply could not be applied" in told
     assert "- calc.py (whole file): not applied: this is calc.py as it is now, unchanged — " in told
     assert "you changed nothing" in told
+    assert "call the tools" not in told  # its next answer is a changed file, not a tool call
     assert "FAILED tests/test_calc.py::test_average" in told
     assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
     # it echoed the whole file: now asked for SEARCH/REPLACE blocks, so it writes the change

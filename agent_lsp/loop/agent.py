@@ -71,11 +71,24 @@ def _words_left(left: int) -> str:
     return f"After {left} more answers in words only, the task stops here."
 
 
-def _not_passing(what: str, report: TestReport) -> str:
+KEEP_WORKING = "Keep working until the tests pass: call the tools to read, edit and test. "
+
+
+def _not_passing(what: str, report: TestReport, small: bool = False) -> str:
+    """The failures for the model; for a small model shorter (its next answer is a changed
+    file, as the reminder after this says — not a tool call)."""
+    if small:
+        return (
+            f"The task is not done: {what} on the current text.\n"
+            + format_report(report, limit=3, tail=12, hint=False)
+            + "\n"
+            + WORDS_ONCE
+        )
     return (
         f"The task is not done: {what} on the current text.\n"
         + format_report(report)
-        + "\nKeep working until the tests pass: call the tools to read, edit and test. "
+        + "\n"
+        + KEEP_WORKING
         + WORDS_ONCE
     )
 
@@ -644,7 +657,9 @@ class Agent:
                     return (
                         False,
                         _not_passing(
-                            f"the tests affected by your change ({shown}) do not pass", report
+                            f"the tests affected by your change ({shown}) do not pass",
+                            report,
+                            self.small,
                         ),
                         "",
                     )
@@ -661,7 +676,7 @@ class Agent:
         if report.ok:
             self._checked["full"] = f"full suite: {report.summary(with_hint=False)}"
             return True, "", ""
-        return False, _not_passing("the test suite does not pass", report), ""
+        return False, _not_passing("the test suite does not pass", report, self.small), ""
 
     async def _run_once(
         self, selection: tuple[str, ...], key: str, targets: Sequence[str] = ()

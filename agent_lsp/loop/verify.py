@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
@@ -203,14 +204,35 @@ def format_report(report: TestReport, limit: int = 8, tail: int = 40, hint: bool
         at = f" at {where}" if where else ""
         lines.append(f"FAILED {failure.test_id}{at}: {failure.message}")
         if failure.output:
-            lines.append(_indent(_tail(failure.output, tail)))
+            lines.append(_indent(_tail(_own_lines(failure.output), tail)))
     if len(report.failures) > limit:
         lines.append(f"... and {len(report.failures) - limit} more failures")
     if not report.failures and not report.ok and report.output:
-        lines.append(_indent(_tail(report.output, 60)))
+        lines.append(_indent(_tail(_own_lines(report.output), 60)))
     if report.hint and (hint or not report.failures):
         lines.append(f"hint: {report.hint}")
     return "\n".join(lines)
+
+
+# A stack frame in a dependency or the runtime (jest's circus, node's internals, Go's
+# runtime): a dozen of them after every JS failure pushed its Expected/Received lines out of
+# the excerpt, and no fix is ever made there.
+_FOREIGN_FRAME = re.compile(
+    r"^\s*at (?:.*[/\\]node_modules[/\\]|.*\bnode:internal/|new Promise \(<anonymous>\)$"
+    r"|.*\(<anonymous>\)$)"
+    r"|^\s*/\S*/go/src/(?:runtime|testing)/\S+\.go:\d+"
+)
+
+
+def _own_lines(text: str) -> str:
+    """The output without the stack frames of dependencies and the runtime (one line says how
+    many were left out)."""
+    rows = text.splitlines()
+    kept = [row for row in rows if not _FOREIGN_FRAME.match(row)]
+    left = len(rows) - len(kept)
+    if left:
+        kept.append(f"[{left} stack frames in dependencies left out]")
+    return "\n".join(kept)
 
 
 def _tail(text: str, n: int) -> str:

@@ -1,0 +1,77 @@
+"""The test failures as the model reads them: the frames of the project's own code, never a
+dozen of jest's or node's own, which pushed the Expected/Received lines out of the excerpt (seen
+in the benchmark: a jest failure's excerpt was all jest-circus frames)."""
+
+from __future__ import annotations
+
+from adapters.results import TestFailure, TestReport
+from agent_lsp.loop.verify import format_report
+
+CIRCUS = "/home/u/app/node_modules/jest-circus/build/jestAdapterInit.js"
+JEST_OUTPUT = f"""Error: expect(received).toBe(expected) // Object.is equality
+
+Expected: 15
+Received: 10
+    at Object.toBe (/home/u/app/cart.test.js:8:42)
+    at Promise.finally.completed ({CIRCUS}:1557:28)
+    at new Promise (<anonymous>)
+    at callAsyncCircusFn ({CIRCUS}:1497:10)
+    at _callCircusTest ({CIRCUS}:1007:40)
+    at _runTest ({CIRCUS}:947:3)
+    at {CIRCUS}:849:7
+    at _runTestsForDescribeBlock ({CIRCUS}:862:11)
+    at run ({CIRCUS}:761:3)
+    at runAndTransformResultsToJestFormat ({CIRCUS}:1918:21)
+    at jestAdapter (/home/u/app/node_modules/jest-circus/build/runner.js:101:19)
+    at runTestInternal (/home/u/app/node_modules/jest-runner/build/index.js:275:16)
+    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)
+"""
+
+
+def report(output: str) -> TestReport:
+    failure = TestFailure(
+        test_id="cart.test.js::shipping under 50",
+        file="cart.test.js",
+        line=8,
+        message="Error: expect(received).toBe(expected) Expected: 15 Received: 10",
+        output=output,
+    )
+    return TestReport(
+        runner="jest",
+        command=("jest",),
+        passed=2,
+        failed=1,
+        errors=0,
+        skipped=0,
+        duration=0.7,
+        failures=(failure,),
+        exit_code=1,
+        timed_out=False,
+        output="",
+    )
+
+
+def test_a_jest_failure_keeps_its_own_frame_and_leaves_out_jests() -> None:
+    text = format_report(report(JEST_OUTPUT), tail=12)
+    assert text.splitlines()[1:] == [
+        "FAILED cart.test.js::shipping under 50 at cart.test.js:8: "
+        "Error: expect(received).toBe(expected) Expected: 15 Received: 10",
+        "    Error: expect(received).toBe(expected) // Object.is equality",
+        "    ",
+        "    Expected: 15",
+        "    Received: 10",
+        "        at Object.toBe (/home/u/app/cart.test.js:8:42)",
+        "    [12 stack frames in dependencies left out]",
+    ]
+
+
+def test_frames_of_the_projects_own_code_all_stay() -> None:
+    own = (
+        "Error: boom\n"
+        "    at total (/home/u/app/cart.js:9:11)\n"
+        "    at Object.<anonymous> (/home/u/app/cart.test.js:4:10)\n"
+    )
+    text = format_report(report(own))
+    assert "at total (/home/u/app/cart.js:9:11)" in text
+    assert "at Object.<anonymous> (/home/u/app/cart.test.js:4:10)" in text
+    assert "left out" not in text
