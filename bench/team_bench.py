@@ -22,8 +22,14 @@ Wall time: from the start of the task to its outcome, and of EXECUTING alone (th
 the full suite run after it is the same for both), team with `workers=1` and `workers=2`,
 alternating, `--rounds` each, median.
 
-Run: `.venv/bin/python bench/team_bench.py [--modules 4] [--latency 0.15] [--rounds 3]`
-JSON in `bench/results/team.json`; figures in `bench/team.md`.
+With `--memory` the project also has the memory the single agent is given: rules
+(`AGENTS.md`), a conventions file (`.agent-lsp/state/project/conventions.md`) and an earlier
+experience about these modules (`.agent-lsp/memory/`), so that what each role's request carries
+of them is measured (each role gets the parts its context keys name: `team/memory.py`).
+
+Run: `.venv/bin/python bench/team_bench.py [--modules 4] [--latency 0.15] [--rounds 3]
+[--memory]`; JSON in `bench/results/team.json` (`team-memory.json` with `--memory`); figures
+in `bench/team.md`.
 """
 
 from __future__ import annotations
@@ -107,6 +113,53 @@ def make_project(parent: Path, modules: int) -> Path:
     return root
 
 
+RULES = """# Rules for agents
+- Python 3.11; keep functions pure, no I/O in the m*.py modules.
+- Every public function has a docstring saying what it returns.
+- Run the tests with pytest; never edit a test to make it pass.
+"""
+CONVENTIONS = """# Conventions
+- Multiplications are written `x * n`, the variable first.
+- Module names are m<N>.py; each has its test in tests/test_m<N>.py.
+"""
+EXPERIENCE = """# Implementing the m-module stubs
+
+- date: 2026-11-30
+- project: shop
+- event: fail-fix-pass
+- tags: stubs, modules, multiply
+- files: m0.py, m1.py
+- symbols: f0, f1
+
+## Goal
+Implement the stub functions f0 and f1 of the m modules.
+
+## Steps
+1. read m0.py and m1.py
+2. replaced the NotImplementedError body with the multiplication
+
+## Key decisions
+- x times (i + 2), as each docstring says - the tests check f(3)
+
+## Pitfalls
+- the docstring, not the function name, says the factor
+
+## Open questions
+-
+"""
+
+
+def add_memory(root: Path) -> None:
+    """The memory the single agent is given: rules, a conventions file, an experience."""
+    (root / "AGENTS.md").write_text(RULES)
+    state = root / ".agent-lsp" / "state" / "project"
+    state.mkdir(parents=True)
+    (state / "conventions.md").write_text(CONVENTIONS)
+    memory = root / ".agent-lsp" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "2026-11-30--implementing-the-m-module-stubs.md").write_text(EXPERIENCE)
+
+
 def body(i: int) -> str:
     return f"    return x * {i + 2}\n"
 
@@ -182,8 +235,12 @@ def settings_for(base_url: str) -> Settings:
     )
 
 
-async def run_once(mode: str, modules: int, latency: float, workdir: Path) -> Json:
+async def run_once(
+    mode: str, modules: int, latency: float, workdir: Path, memory: bool = False
+) -> Json:
     root = make_project(workdir / f"{mode}-{time.monotonic_ns()}", modules)
+    if memory:
+        add_memory(root)
     instruction = f"Implement the functions f0..f{modules - 1} (one per module m0..)."
     with FakeOpenAIServer() as fake:
         wrap = Scripted(latency)
@@ -241,13 +298,13 @@ async def main(args: argparse.Namespace) -> Json:
     workdir = Path(tempfile.mkdtemp(prefix="team-bench-"))
     os.environ.pop("OPENAI_API_KEY", None)
     try:
-        single = await run_once("single", args.modules, args.latency, workdir)
-        team = await run_once("team-2", args.modules, args.latency, workdir)
+        single = await run_once("single", args.modules, args.latency, workdir, args.memory)
+        team = await run_once("team-2", args.modules, args.latency, workdir, args.memory)
         walls: dict[str, list[float]] = {"team-1": [], "team-2": []}
         execs: dict[str, list[float]] = {"team-1": [], "team-2": []}
         for _ in range(args.rounds):
             for mode in ("team-1", "team-2"):
-                result = await run_once(mode, args.modules, args.latency, workdir)
+                result = await run_once(mode, args.modules, args.latency, workdir, args.memory)
                 assert result["edits_ok"] and result["status"] == "completed", result
                 walls[mode].append(result["seconds"])
                 execs[mode].append(result["executing_seconds"])
@@ -259,6 +316,7 @@ async def main(args: argparse.Namespace) -> Json:
         "modules": args.modules,
         "latency_s": args.latency,
         "rounds": args.rounds,
+        "memory": args.memory,
         "single": single,
         "team": team,
         "team_vs_single_prompt_tokens": round(
@@ -320,9 +378,10 @@ if __name__ == "__main__":
     parser.add_argument("--modules", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.15)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--memory", action="store_true", help="rules, conventions, experience")
     parsed = parser.parse_args()
     outcome = asyncio.run(main(parsed))
-    out = BENCH_DIR / "results" / "team.json"
+    out = BENCH_DIR / "results" / ("team-memory.json" if parsed.memory else "team.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(outcome, indent=1))
     print(report(outcome))

@@ -35,6 +35,11 @@ from agent_lsp.seams import EditorChannel
 
 STEP_OUTPUT_CHARS = 2_000
 SKIP_SUFFIXES = ("~", ".bak", ".orig", ".sample", ".md", ".txt", ".disabled")
+# The headings of the context's sections (team mode routes them by these)
+RULES_HEADING = "Project rules: "  # + the rules file's path
+STATE_HEADING = "Project state: "  # + the state file's name (conventions...)
+EXPERIENCE_HEADING = "Experience from earlier tasks (details: read_file .agent-lsp/memory/<file>)"
+INITD_HEADING = "init.d/"  # + the project step's name
 REASONS = {
     "start": "at task start",
     "compaction": "after the conversation was compacted",
@@ -48,6 +53,8 @@ class InitReport:
     context: str
     warnings: list[str] = field(default_factory=list[str])
     conflicts: list[str] = field(default_factory=list[str])
+    # (heading, text) of each part of `context`: team mode gives each role some of them
+    sections: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
 
 @dataclass
@@ -108,7 +115,7 @@ class InitRunner:
         context = self._emit(run)
         if self.scratch is not None and context:
             await asyncio.to_thread(self._write_scratch, self.scratch, context)
-        return InitReport(context, run.warnings, run.conflicts)
+        return InitReport(context, run.warnings, run.conflicts, run.sections)
 
     def _steps(self, run: _Run) -> list[tuple[str, Step]]:
         steps: list[tuple[str, Step]] = [
@@ -130,9 +137,9 @@ class InitRunner:
         rules = await asyncio.to_thread(  # through the guard, with the task's path rules
             load_rules, root, self.facts.focus, run.warnings, reads=self.layout.reads
         )
-        run.sections.extend((f"Project rules: {rel}", text) for rel, text in rules)
+        run.sections.extend((f"{RULES_HEADING}{rel}", text) for rel, text in rules)
         state = await asyncio.to_thread(load_project_state, self.layout, run.warnings)
-        run.sections.extend((f"Project state: {name}", text) for name, text in state)
+        run.sections.extend((f"{STATE_HEADING}{name}", text) for name, text in state)
 
     async def _load_task(self, run: _Run) -> None:
         state = await asyncio.to_thread(load_task, self.layout, run.warnings)
@@ -149,12 +156,7 @@ class InitRunner:
 
     async def _recall(self, run: _Run) -> None:
         if self.facts.recalled:
-            run.sections.append(
-                (
-                    "Experience from earlier tasks (details: read_file .agent-lsp/memory/<file>)",
-                    self.facts.recalled,
-                )
-            )
+            run.sections.append((EXPERIENCE_HEADING, self.facts.recalled))
 
     async def _validate(self, run: _Run) -> None:
         root = self.layout.root
@@ -233,7 +235,7 @@ class InitRunner:
             last = output.splitlines()[-1] if output else ""
             run.warnings.append(f"init.d/{path.name}: exit code {result.exit_code}: {last}")
         elif output:
-            run.sections.append((f"init.d/{path.name}", output))
+            run.sections.append((f"{INITD_HEADING}{path.name}", output))
 
     def _log_command(self, rel: str, decided_by: str, exit_code: int | None) -> None:
         if self.log is not None:

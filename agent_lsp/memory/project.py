@@ -17,7 +17,7 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.memory.checkpoints import Checkpoint, CheckpointStore
 from agent_lsp.memory.experience import Experience
 from agent_lsp.memory.index import MemoryIndex
-from agent_lsp.memory.initd import InitRunner, TaskFacts
+from agent_lsp.memory.initd import InitReport, InitRunner, TaskFacts
 from agent_lsp.memory.layout import AGENT_DIR, Layout
 from agent_lsp.memory.library import Library, MemoryEntry
 from agent_lsp.memory.logs import SessionLog, new_session_id
@@ -34,6 +34,7 @@ from agent_lsp.memory.task import TaskMemory
 from agent_lsp.memory.undo import UndoReport, undo_steps
 from agent_lsp.messages import ChatMessage, TaskOutcome
 from agent_lsp.project.workspace import Workspace
+from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.seams import EditorChannel, Model
 from agent_lsp.task import Task, TaskKind
 
@@ -183,6 +184,33 @@ class ProjectMemory:
         )
         self.running = memory
         return memory
+
+    async def starting_context(
+        self,
+        goal: str,
+        channel: EditorChannel,
+        policy: CommandPolicy,
+        options: MemorySettings,
+        reason: str = "start",
+    ) -> tuple[InitReport, list[str]]:
+        """The starting context of a task that keeps its own checkpoint (a team task): the
+        rules, the project state, the experiences recalled for `goal` and the init.d steps, in
+        one init run (the task's gate decides the steps); (the report, the recalled files).
+        What the recall could not read is among the report's warnings."""
+        self.open_log()
+        self.layout.reads.policy = policy.engine_for(self.layout.root)  # path rules
+        notices: list[str] = []
+        recalled = (
+            await asyncio.to_thread(recall, self.index, goal, notices, options.max_injected)
+            if options.inject
+            else None
+        )
+        facts = TaskFacts(goal=goal, recalled=recalled.text if recalled else "")
+        timeout = options.init_step_timeout
+        runner = InitRunner(self.layout, facts, channel, timeout, self.log, policy=policy)
+        report = await runner.run(reason)
+        report.warnings[:0] = notices
+        return report, recalled.paths if recalled else []
 
     def _set_aside_interrupted(self, notices: list[str]) -> None:
         pending = self.checkpoints.pending(notices)

@@ -11,6 +11,7 @@ from agent_lsp.config.schema import Settings
 from agent_lsp.loop.agent import Agent
 from agent_lsp.loop.control import TaskControl
 from agent_lsp.loop.verify import Verifier
+from agent_lsp.memory.project import ProjectMemory
 from agent_lsp.project.git import Git
 from agent_lsp.safety.policy import CommandPolicy
 from agent_lsp.seams import EditorChannel
@@ -25,6 +26,11 @@ class TeamHost(Protocol):
 
     @property
     def verifier(self) -> Verifier | None: ...
+
+    @property
+    def memory(self) -> ProjectMemory:
+        """The project's memory: the starting context, the task file, experiences."""
+        ...
 
     @property
     def git(self) -> Git:

@@ -19,6 +19,7 @@ from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.commander import command, diagnosis_summary
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
+from agent_lsp.team.memory import load_context
 from agent_lsp.team.plan import read_plan
 from agent_lsp.team.presenter import Presenter, milestone
 from agent_lsp.team.preview import WriteWatch
@@ -131,15 +132,24 @@ class Orchestrator:
         runner = RoleRunner(
             self.host, self.channel, self.store, state, budget, await self.host.profile()
         )
+        fresh = state.phase is Phase.INIT
         self.host.record(
             "task_start",
             "agent",
             task_id=state.task_id,
             title=f"team: {state.instruction.splitlines()[0][:60] if state.instruction else ''}",
-            mode="started" if state.phase is Phase.INIT else f"resumed in {state.phase.value}",
+            mode="started" if fresh else f"resumed in {state.phase.value}",
             step=0,
         )
         try:
+            runner.memory = await load_context(  # once for the task, each role its part
+                self.host,
+                self.channel,
+                gate,
+                state.task_id,
+                state.instruction,
+                "start" if fresh else "resume",
+            )
             while state.phase not in FINAL:
                 if budget.seconds_left() <= 0:
                     await self._move(state, Phase.FAILED, "the task's time budget is used up")

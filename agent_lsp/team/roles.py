@@ -30,7 +30,10 @@ class Role:
     name: str
     prompt: str  # the role's instructions, the head of its first user message
     tools: tuple[str, ...]  # the tools it may call: the only schemas its requests carry
-    keys: tuple[str, ...]  # the context keys it is given, nothing else
+    # the context keys it is given, nothing else: the orchestrator's (its first message) and
+    # the project's memory (`team/memory.py`: rules, experience, conventions, init_steps; its
+    # starting context)
+    keys: tuple[str, ...]
     share: float  # its part of the task's token budget
     writes: bool = False  # it changes files (through the team's write lock)
     runs: bool = False  # it runs commands (and writes nothing)
@@ -62,7 +65,7 @@ COMMANDER = Role(
         "diagnosis says what is wrong and where, and nothing is changed."
     ),
     tools=("read_file", "list_files", "search_text"),
-    keys=("task", "readme", "config_files", "note"),
+    keys=("task", "readme", "config_files", "note", "rules"),
     share=0.05,
 )
 
@@ -79,7 +82,16 @@ PLANNER = Role(
         "Steps that touch different files and do not depend on each other run in parallel."
     ),
     tools=("read_file", "list_files", "search_text"),
-    keys=("record", "template", "failed_steps", "plan_state", "findings"),
+    keys=(
+        "record",
+        "template",
+        "failed_steps",
+        "plan_state",
+        "findings",
+        "rules",
+        "experience",
+        "init_steps",
+    ),
     share=0.15,
 )
 
@@ -92,7 +104,7 @@ RETRIEVER = Role(
         '"end_line": 20, "summary": "what is there"}: line ranges, never whole files.'
     ),
     tools=("read_file", "search_text", "find_symbol"),
-    keys=("locate", "step_files"),
+    keys=("locate", "step_files", "rules"),
     share=0.05,
 )
 
@@ -105,7 +117,7 @@ EDITOR = Role(
         "missing, edit, then answer with a one-line summary."
     ),
     tools=("read_file", "edit_file", "write_file"),
-    keys=("step", "step_files", "step_done", "snippets", "note"),
+    keys=("step", "step_files", "step_done", "snippets", "note", "rules", "experience"),
     share=0.4,
     writes=True,
 )
@@ -118,7 +130,7 @@ EXECUTOR = Role(
         "of your last command decides the step. Answer with a one-line summary."
     ),
     tools=("read_file", "run_command"),
-    keys=("step", "step_files", "step_done", "note"),
+    keys=("step", "step_files", "step_done", "note", "rules", "init_steps"),
     share=0.05,
     runs=True,
 )
@@ -133,7 +145,7 @@ TESTER = Role(
         "where, and why; the planner plans the fix from your words."
     ),
     tools=("read_file", "write_file", "edit_file", "run_tests"),
-    keys=("step", "step_files", "step_text", "step_done", "note"),
+    keys=("step", "step_files", "step_text", "step_done", "note", "rules"),
     share=0.1,
     writes=True,
     test_files_only=True,
@@ -152,7 +164,7 @@ REVIEWER = Role(
         '"how to fix it"}; an empty list [] when the change is right.'
     ),
     tools=("read_file",),
-    keys=("task", "diff_files", "suite", "diff", "checks"),
+    keys=("task", "diff_files", "suite", "diff", "checks", "rules", "conventions"),
     share=0.2,
 )
 

@@ -1,6 +1,7 @@
 """Runs one role: the session's `Agent` with the role's tools (the only schemas its requests
-carry), the role's own short system prompt, its routed first message, its part of the budget,
-and a `RoleChannel`; the usage is summed into the task's totals."""
+carry), the role's own short system prompt, its routed first message, its part of the project's
+memory (its starting context), its part of the budget, and a `RoleChannel`; the usage is summed
+into the task's totals."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.budget import Budget, add_usage, per_role
 from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.host import TeamHost
+from agent_lsp.team.memory import ProjectContext
 from agent_lsp.team.preload import step_texts
 from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
@@ -41,6 +43,7 @@ class RoleRunner:
         self.state = state
         self.budget = budget
         self.profile = profile
+        self.memory = ProjectContext()  # the project's memory, built once for the task
 
     async def run(
         self,
@@ -71,7 +74,8 @@ class RoleRunner:
             notes=box.notes,
         )
         agent.system_template = role.system  # not the single agent's system prompt
-        agent.hooks = RoleLog(self.host.record, self.state.task_id, role.name, label)
+        memory = self.memory.for_role(role.keys)  # the parts its keys name
+        agent.hooks = RoleLog(self.host.record, self.state.task_id, role.name, label, memory)
         agent.verifier = None  # the team verifies the merged result, in VERIFYING
         reserved = self.budget.reserve(role.name, parts)
         agent.limits = replace(agent.limits, max_tokens=reserved)

@@ -1,6 +1,7 @@
-"""A team task in the session log like a single one (`agent-lsp log`, `run --json`): its start
-and end, and every role's model calls, tool calls and test verdicts, each with the role and the
-step it ran for."""
+"""The hooks of a role's run: the team task in the session log like a single one (`agent-lsp
+log`, `run --json`): its start and end, and every role's model calls, tool calls and test
+verdicts, each with the role and the step it ran for; and the role's part of the project's
+memory as its starting context (`team/memory.py`), the same at a compaction."""
 
 from __future__ import annotations
 
@@ -17,11 +18,18 @@ Record = Callable[..., None]  # `SessionLog.record(kind, source, **data)`
 
 
 class RoleLog(NoHooks):
-    """The hooks of one run of a role: what it did, into the session log."""
+    """The hooks of one run of a role: what it did, into the session log; `memory`, its part
+    of the project's memory, built once for the team task."""
 
-    def __init__(self, record: Record, task_id: str, role: str, label: str) -> None:
+    def __init__(
+        self, record: Record, task_id: str, role: str, label: str, memory: str = ""
+    ) -> None:
         self.record = record
         self.about: dict[str, Any] = {"task_id": task_id, "role": role, "team_step": label}
+        self.memory = memory
+
+    async def context(self, reason: str) -> str:
+        return self.memory
 
     async def model_called(
         self, step: int, reply: ModelReply, usage: Usage, seconds: float
