@@ -82,7 +82,7 @@ from agent_lsp.tools import (
     read_project_tools,
 )
 from agent_lsp.tools.ask import AskUserTool
-from agent_lsp.tools.mcp_host import McpHost, McpServerSpec
+from agent_lsp.tools.mcp_host import McpHost, McpServerSpec, skipped_note
 from agent_lsp.tools.mcp_tools import MCP_TOOL_NAMES, McpCallTool, McpToolsTool
 from agent_lsp.tools.symbols import FindSymbolTool
 
@@ -236,6 +236,11 @@ class Session:
             return
         found = await host.start_all()
         sandboxed = self.command_shell.sandboxed
+        for server in found:  # tools left out for their names: said once
+            if (left_out := host.skipped(server)) and f"{server} names" not in self._mcp_told:
+                self._mcp_told.add(f"{server} names")
+                message = f"agent-lsp: MCP server {server}: {skipped_note(left_out)}"
+                await channel.report(AgentEvent(kind=EventKind.MESSAGE, message=message))
         for server, tools in found.items():
             if server in self._mcp_told:
                 continue

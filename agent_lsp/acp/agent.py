@@ -34,7 +34,7 @@ from agent_lsp.acp.channel import AcpChannel
 from agent_lsp.acp.resume import continuable, latest_task, replay, well_formed
 from agent_lsp.acp.updates import PromptBlock, instruction, stop_reason
 from agent_lsp.config.endpoint import endpoint_problem
-from agent_lsp.config.schema import ApplyMode
+from agent_lsp.config.schema import ApplyMode, mcp_server_name_problem
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
@@ -223,7 +223,9 @@ def _join_mcp(live: Live, servers: list[Any]) -> None:
     any other kind is said and left out."""
     stdio: list[tuple[str, list[str], dict[str, str]]] = []
     for server in servers:
-        if isinstance(server, McpServerStdio):
+        if isinstance(server, McpServerStdio) and (problem := mcp_server_name_problem(server.name)):
+            live.warnings.append(f"MCP server {server.name!r} not connected: {problem}")
+        elif isinstance(server, McpServerStdio):
             env = {e.name: e.value for e in server.env}
             stdio.append((server.name, [server.command, *server.args], env))
         else:

@@ -3,10 +3,19 @@ schema the configuration reference and the VS Code settings are generated from).
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 
@@ -351,7 +360,29 @@ class TeamSettings(_Section):
         return shares
 
 
-McpServerName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,40}$")]
+def mcp_server_name_problem(name: str) -> str | None:
+    """Why `name` cannot name an MCP server (None: it can). Rules name a tool
+    `mcp__<server>__<tool>`: a server name holding `__` or ending in `_` would make one such
+    name fit two servers' tools (`mcp__a__b__c`: server `a__b`'s `c` and server `a`'s
+    `b__c`), so an allow rule or an "Always allow" meant for one would let the other run."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", name):
+        return "a server name is 1 to 40 of A-Z a-z 0-9 _ . -"
+    if "__" in name or name.endswith("_"):
+        return (
+            "a server name may not hold '__' nor end with '_' (a rule names a tool "
+            "mcp__<server>__<tool>, which must name one server's tool)"
+        )
+    return None
+
+
+def _server_name(name: str) -> str:
+    problem = mcp_server_name_problem(name)
+    if problem:
+        raise ValueError(problem)
+    return name
+
+
+McpServerName = Annotated[str, AfterValidator(_server_name)]
 
 
 class McpServerSettings(_Section):

@@ -7,6 +7,8 @@ records every outcome as a typed `Decision`."""
 
 from __future__ import annotations
 
+import json
+import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,15 +41,26 @@ ALLOW_ONCE, ALWAYS_ALLOW, DENY = "Allow once", "Always allow", "Deny"
 REVIEW_LIMIT = 2_000
 
 
+# Letters and marks that show as nothing (or as a blank) though they are not spaces: the
+# Hangul fillers, the braille blank, variation selectors, the combining grapheme joiner, the
+# Khmer inherent vowels, the Mongolian selectors — padding that could push a forged line
+# into a question.
+_BLANK = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\uffa0"
+    "\ufe00-\ufe0f\U000e0100-\U000e01ef]"
+)
+
+
 def visible(text: str) -> str:
-    """Text as a person can read it in a prompt: control and invisible characters escaped, never
-    cut (the model writes the command; it must not be able to forge or hide part of the prompt)."""
+    """Text as a person can read it in a prompt: control, format, separator and blank-looking
+    characters escaped, never cut (the model writes the command, a server names its tools;
+    neither must be able to forge or hide part of the prompt)."""
     out: list[str] = []
     for ch in text:
         cat = unicodedata.category(ch)
         if ch == "\n":
             out.append("⏎")
-        elif cat[0] in "CZ" and ch != " ":
+        elif (cat[0] in "CZ" and ch != " ") or _BLANK.match(ch):
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)
@@ -177,7 +190,7 @@ class CommandPolicy:
         """A call of `tool` of the MCP server `server` with `arguments` (JSON text): the rules,
         the server's `allow` list (`allowed`) and the level decide; asked, the question shows
         the server, the tool and the arguments whole. "Always allow" remembers that exact
-        call for the session."""
+        call — server, tool and arguments apart — for the session."""
         engine = self.engine_for()
         evaluation = engine.mcp_call(server, tool, allowed)
         subject = f"{mcp_tool_name(server, tool)} {arguments}"
@@ -196,7 +209,7 @@ class CommandPolicy:
             engine.root,
             "mcp_call",
             question,
-            f"mcp:{subject}",
+            "mcp:" + json.dumps([server, tool, arguments]),  # by the pair, never one name
             sandbox=sandbox,
         )
 

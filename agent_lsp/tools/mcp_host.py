@@ -15,6 +15,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -28,7 +29,15 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.safety.confined import ConfinedShell
 from agent_lsp.safety.sandbox import SandboxError
 
-__all__ = ["McpHost", "McpResult", "McpServerError", "McpServerSpec", "McpToolInfo"]
+__all__ = [
+    "TOOL_NAME",
+    "McpHost",
+    "McpResult",
+    "McpServerError",
+    "McpServerSpec",
+    "McpToolInfo",
+    "skipped_note",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -36,6 +45,14 @@ START_TIMEOUT = 30.0  # seconds a server gets to start and list its tools
 STOP_TIMEOUT = 8.0  # seconds `close` waits for the servers to end
 MAX_PAGES = 20  # tools/list pages read of one server
 MAX_RESULT_CHARS = 1_000_000  # a result's text kept (the tool box then keeps head and tail)
+# A tool's name as the MCP spec suggests it: what a question shows and a rule names. Others
+# (blank-looking letters that pad a forged question, `__` tricks) are left out.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def skipped_note(names: Sequence[str]) -> str:
+    """What is said once of a server's tools left out for their names."""
+    return f"{len(names)} tool(s) left out: a tool's name must be 1 to 64 of A-Z a-z 0-9 _ . -"
 
 
 class McpServerError(AgentLspError):
@@ -76,6 +93,7 @@ class _Link:
     spec: McpServerSpec
     shell: ConfinedShell
     tools: list[McpToolInfo] | None = None
+    skipped: list[str] = field(default_factory=list[str])  # tools whose names are refused
     error: str | None = None
     client: Any = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -245,6 +263,11 @@ class McpHost:
             out[name] = link.tools if link.tools is not None else (link.error or "not started")
         return out
 
+    def skipped(self, name: str) -> list[str]:
+        """The tools of server `name` left out for their names (as listed so far)."""
+        link = self._links.get(name)
+        return list(link.skipped) if link is not None else []
+
     async def start_all(self) -> dict[str, list[McpToolInfo] | str]:
         """Every server started (at once) and listed: its tools, or its error in one line."""
         names = list(self.specs)
@@ -355,7 +378,9 @@ class McpHost:
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             info = Implementation(name="agent-lsp", version=__version__)
             async with Client(stdio_client(params, errlog=errlog), client_info=info) as client:
-                link.tools = await _list_tools(client)
+                link.tools = await _list_tools(client, link.skipped)
+                if link.skipped:
+                    self._tell(spec.name, "skipped", skipped_note(link.skipped))
                 link.client = client
                 link.ready.set()
                 self._tell(spec.name, "started", self._how(link))
@@ -453,12 +478,16 @@ def _load_sdk() -> None:
         importlib.import_module(name)
 
 
-async def _list_tools(client: Any) -> list[McpToolInfo]:
+async def _list_tools(client: Any, skipped: list[str]) -> list[McpToolInfo]:
+    """The server's tools whose names are `TOOL_NAME`; the others' names go to `skipped`."""
     tools: list[McpToolInfo] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
         for tool in page.tools:
+            if not TOOL_NAME.fullmatch(str(tool.name)):
+                skipped.append(str(tool.name))
+                continue
             schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
             tools.append(McpToolInfo(str(tool.name), str(tool.description or ""), schema))
         cursor = page.next_cursor

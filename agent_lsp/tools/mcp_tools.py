@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_lsp.messages import ToolResult
 from agent_lsp.safety.policy import CommandPolicy
-from agent_lsp.tools.mcp_host import McpHost, McpServerError, McpToolInfo
+from agent_lsp.tools.mcp_host import McpHost, McpServerError, McpToolInfo, skipped_note
 
 __all__ = [
     "MCP_TOOL_NAMES",
@@ -43,9 +44,13 @@ def _first_line(text: str) -> str:
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
 
 
-def mcp_listing(found: dict[str, list[McpToolInfo] | str], limit: int = LISTING_CHARS) -> str:
+def mcp_listing(
+    found: dict[str, list[McpToolInfo] | str],
+    limit: int = LISTING_CHARS,
+    skipped: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """Each server with its tools' names and first lines (or why it has none), cut at `limit`
-    characters with what was left out said."""
+    characters with what was left out said; `skipped`: the tools left out for their names."""
     lines: list[str] = []
     size, left = 0, 0
     for server, tools in found.items():
@@ -56,6 +61,8 @@ def mcp_listing(found: dict[str, list[McpToolInfo] | str], limit: int = LISTING_
                 f"  {t.name}" + (f": {_first_line(t.description)}" if t.description else "")
                 for t in tools
             ]
+            if skipped and skipped.get(server):
+                entries.append(f"  ({skipped_note(skipped[server])})")
         for entry in entries:
             if size + len(entry) + 1 > limit:
                 left += 1
@@ -86,7 +93,10 @@ class McpToolsTool:
             "The tools of MCP servers the user set up, listed here by name only. Call "
             "mcp_tools with a server (and optionally a query) to get their descriptions and "
             "argument schemas, then mcp_call to run one; each call may ask the user first.\n"
-            + (mcp_listing(host.known()) or "Servers: " + ", ".join(host.specs))
+            + (
+                mcp_listing(host.known(), skipped={n: host.skipped(n) for n in host.specs})
+                or "Servers: " + ", ".join(host.specs)
+            )
         )
 
     async def run(self, args: McpToolsArgs) -> ToolResult:
@@ -100,6 +110,8 @@ class McpToolsTool:
             except McpServerError as exc:
                 problems.append(str(exc))
                 continue
+            if left_out := self.host.skipped(server):
+                problems.append(f"{server}: {skipped_note(left_out)}")
             for tool in tools:
                 text = f"{tool.name} {tool.description}".lower()
                 if all(w in text for w in words):
