@@ -9,6 +9,9 @@ const path = require('path');
 
 const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 process.argv = [process.argv[0], spec.bin];
+// the variables a wrapper script (kcd-scripts test) set before it called jest (jest's workers
+// inherit them)
+Object.assign(process.env, spec.env || {});
 
 function load(name, paths) {
   return require(require.resolve(name, { paths }));
@@ -68,8 +71,14 @@ async function main() {
   if (typeof runCLI !== 'function') fail('this jest has no runCLI');
   let argv = { _: [], $0: 'jest' };
   if (spec.args.length > 0) {
-    const cli = load('jest-cli', [jestDir, path.dirname(jestPath)]);
-    argv = await cli.buildArgv(spec.args);
+    const cliPaths = [jestDir, path.dirname(jestPath)];
+    let { buildArgv } = load('jest-cli', cliPaths);
+    if (typeof buildArgv !== 'function') {
+      // jest 29 keeps it in build/run.js, which its package exports do not name
+      const entry = require.resolve('jest-cli', { paths: cliPaths });
+      buildArgv = require(path.join(path.dirname(entry), 'run.js')).buildArgv;
+    }
+    argv = await buildArgv(spec.args);
   }
   if (spec.files.length > 0 || spec.argv.runTestsByPath) argv._ = spec.files;
   Object.assign(argv, spec.argv);

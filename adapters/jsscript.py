@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-__all__ = ["ScriptRun", "invokes", "script_run"]
+__all__ = ["ScriptRun", "invokes", "runner_args", "script_run"]
 
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -128,6 +128,12 @@ def _keep(args: list[str], runner: str) -> tuple[str, ...]:
             continue
         kept.append(word)
     return tuple(kept)
+
+
+def runner_args(args: list[str], runner: str) -> tuple[str, ...]:
+    """``args`` given to ``runner`` ("jest", "vitest") by other means than a script (a wrapper
+    calling jest's ``run``), less what the adapter sets or drops, as for a script."""
+    return _keep(args, runner)
 
 
 def invokes(script: str, runner: str) -> bool:

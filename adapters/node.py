@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -14,10 +15,12 @@ from typing import Any, cast
 
 __all__ = [
     "NodeProject",
+    "WrapperRun",
     "js_regex_escape",
     "node_env",
     "node_project",
     "split_targets",
+    "wrapper_run",
 ]
 
 _CONFIG_EXTS = ("ts", "mts", "cts", "js", "mjs", "cjs", "json")
@@ -231,6 +234,54 @@ def _wrapped_runner(folder: Path, script: str) -> tuple[str, str] | None:
 
 
 _ASSIGNMENT_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SCRIPT_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+
+
+@dataclass(frozen=True)
+class WrapperRun:
+    """The wrapper command a test script runs (``kcd-scripts test``): its installed bin, the
+    words after it and the variables assigned before it."""
+
+    bin: Path
+    args: tuple[str, ...]
+    env: dict[str, str]
+
+
+def wrapper_run(folder: Path, script: str) -> WrapperRun | None:
+    """How ``script`` runs jest or vitest through a wrapper's bin (see ``_wrapped_runner``):
+    None when it does not."""
+    if _wrapped_runner(folder, script) is None:
+        return None
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return None
+    env: dict[str, str] = {}
+    for index, word in enumerate(words):
+        if _ASSIGNMENT_WORD.match(word):
+            name, _, value = word.partition("=")
+            env[name] = value
+        elif word in _SKIPPED_WORDS or word.startswith("-"):
+            continue
+        else:
+            found = _bin_path(folder, word)
+            if found is None:
+                return None
+            rest: list[str] = []
+            for following in words[index + 1 :]:
+                if following in _SCRIPT_SEPARATORS:
+                    break
+                rest.append(following)
+            return WrapperRun(found, tuple(rest), env)
+    return None
+
+
+def _bin_path(folder: Path, name: str) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        link = candidate / "node_modules" / ".bin" / name
+        if link.exists():
+            return link
+    return None
 
 
 def _lockfile(folder: Path) -> tuple[Path | None, str, str]:

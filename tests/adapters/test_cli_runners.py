@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.adapters.conftest import ProjectFactory
 
 
@@ -159,10 +161,10 @@ def test_vitest_typecheck_runs_in_the_sandbox(js_project: ProjectFactory, tmp_pa
     assert "does not satisfy the constraint" in failure["message"]
 
 
-def _wrapper_project(js_project: ProjectFactory) -> Path:
+def _wrapper_project(js_project: ProjectFactory, fixture: str = "js-jest") -> Path:
     """js-jest whose test script runs jest through a wrapper package's bin (as
     `"test": "kcd-scripts test"` does): `my-scripts`, which depends on jest."""
-    root = js_project("js-jest")
+    root = js_project(fixture)
     package = json.loads((root / "package.json").read_text())
     package["scripts"]["test"] = "my-scripts test"
     package["devDependencies"] = {"my-scripts": "1.0.0"}
@@ -213,6 +215,58 @@ def test_jest_behind_a_wrapper_script_is_found(js_project: ProjectFactory, tmp_p
     code, report = agent_lsp_test(root, tmp_path)
     assert (code, counts(report)) == (1, (0, 1, 0)), report
     assert report["tests"][0]["id"] == "src/calc.test.js::calc divides by zero"
+
+
+@pytest.mark.parametrize("fixture", ["js-jest", "js-jest29"])
+def test_a_wrapper_s_own_jest_config_and_variables_are_used(
+    js_project: ProjectFactory, tmp_path: Path, fixture: str
+) -> None:
+    # kcd-scripts (match-sorter, jest 29) runs `node scripts/test.js` in a child process,
+    # which sets variables (BABEL_ENV) and calls jest.run(["--config", <its config as JSON>]):
+    # the tests only run with that config (its transform, setup files, test match)
+    root = _wrapper_project(js_project, fixture)
+    wrapper = root / "node_modules" / "my-scripts"
+    (wrapper / "bin.js").write_text(
+        "#!/usr/bin/env node\n"
+        "const { spawnSync } = require('child_process');\n"
+        "const script = require.resolve('./scripts/test.js');\n"
+        "const args = process.argv.slice(3);\n"
+        "const done = spawnSync(process.execPath, [script, ...args], { stdio: 'inherit' });\n"
+        "process.exit(done.status);\n"
+    )
+    (wrapper / "scripts").mkdir()
+    (wrapper / "scripts" / "test.js").write_text(
+        "process.env.MY_SCRIPTS_ENV = 'test';\n"
+        "const isCI = Boolean(process.env.CI);\n"
+        "const config = { rootDir: process.cwd(), testMatch: ['**/checks/**/*.check.js'],\n"
+        "  setupFiles: [require.resolve('../setup.js')] };\n"
+        "const watch = isCI ? [] : ['--watch'];\n"
+        "require('jest').run(['--config', JSON.stringify(config), ...watch,"
+        " ...process.argv.slice(2)]);\n"
+    )
+    (wrapper / "setup.js").write_text("globalThis.fromWrapper = 'yes';\n")
+    (root / "checks").mkdir()
+    (root / "checks" / "a.check.js").write_text(
+        "test('sees the setup file', () => {\n"
+        "  expect(globalThis.fromWrapper).toBe('yes');\n"
+        "});\n"
+        "test('sees the variable', () => {\n"
+        "  expect(process.env.MY_SCRIPTS_ENV).toBe('test');\n"
+        "});\n"
+        "test('fails here', () => {\n"
+        "  expect(1 + 1).toBe(3);\n"
+        "});\n"
+    )
+    own = native(["npm", "test"], root)
+    assert "Tests:       1 failed, 2 passed, 3 total" in own.stderr, own.stderr
+    code, report = agent_lsp_test(root, tmp_path)
+    assert report["runner"] == "jest", report
+    assert (code, counts(report)) == (1, (2, 1, 0)), report
+    [failure] = report["tests"]
+    assert (failure["path"], failure["line"]) == ("checks/a.check.js", 8), failure
+    # a target is run by the wrapper's config too
+    code, report = agent_lsp_test(root, tmp_path, "checks/a.check.js::sees the variable")
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
 
 
 def test_tests_command_runs_what_detection_cannot_find(tmp_path: Path) -> None:
