@@ -5,6 +5,7 @@ keys) and, where the machine has an OS sandbox, runs inside it as its `Confineme
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
@@ -132,12 +133,14 @@ class ConfinedShell:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         readable: Sequence[Path] = (),
-    ) -> tuple[list[str], dict[str, str]]:
+    ) -> tuple[list[str], dict[str, str], tuple[Path, ...]]:
         """How to start a program that keeps running (an MCP server): its argv wrapped in the
         sandbox exactly as a command's (the network only as this shell's confinement says,
         whatever `sandbox.network`; `readable`: folders of the home shown back read-only),
-        or as it is without a sandbox; and its environment, the sandbox's plus `env`, with
-        `PYTHONSAFEPATH=1`. `cwd` is an empty folder outside the workspace (made again inside
+        or as it is without a sandbox; its environment, the sandbox's plus `env`, with
+        `PYTHONSAFEPATH=1`; and the empty read-only folders standing where protected names
+        were missing at the top of the workspace (`Sandbox.wrap`; `remove_masks` once the
+        program ended). `cwd` is an empty folder outside the workspace (made again inside
         the sandbox, whose /tmp is its own): started in the workspace, `python -m x` would
         import the repository's `x/` and `npx -y x` run its `node_modules` copy. Raises
         `SandboxError` when it cannot be confined as asked."""
@@ -145,7 +148,9 @@ class ConfinedShell:
         shown = (*self.sandbox.toolchains, *readable)
         sandbox = replace(self.sandbox, network=False, toolchains=shown)
         wrapped = sandbox.wrap(argv, cwd, self.confinement, environ, server=True)
-        return (list(argv) if wrapped is None else wrapped.argv), environ
+        if wrapped is None:
+            return list(argv), environ, ()
+        return wrapped.argv, environ, wrapped.masks
 
     def protected_now(self) -> dict[Path, dict[Path, Identity]]:
         """The protected entries (`.git`, editor settings …) under the writable roots now: to
@@ -159,22 +164,34 @@ class ConfinedShell:
             if root.is_dir()
         }
 
-    def tidy(self, before: dict[Path, dict[Path, Identity]]) -> str:
-        """Protected entries made since `before` removed, as after every command; what was
-        removed, or why it could not be ("" when nothing was made)."""
+    def tidy(self, before: dict[Path, dict[Path, Identity]], keep: Sequence[Path] = ()) -> str:
+        """Protected entries made since `before` removed, as after every command, but for
+        `keep` (a server's masks); what was removed, or why it could not be ("" when nothing
+        was made)."""
         try:
-            removed = self._clean_up(before)
+            removed = self._clean_up(before, keep)
         except ProtectionError as exc:
             return str(exc)
         return f"removed {', '.join(removed)}" if removed else ""
 
-    def _clean_up(self, before: dict[Path, dict[Path, Identity]]) -> list[str]:
+    @staticmethod
+    def remove_masks(masks: Sequence[Path]) -> None:
+        """The mount points of a server's masks, once it ended: each was an empty folder the
+        sandbox made on the host, which nothing inside could write; one that is not empty
+        any more was filled from outside (you ran `git init`) and stays."""
+        for mask in masks:
+            with contextlib.suppress(OSError):
+                mask.rmdir()
+
+    def _clean_up(
+        self, before: dict[Path, dict[Path, Identity]], keep: Sequence[Path] = ()
+    ) -> list[str]:
         """Protected entries the command created (a `.git`, editor settings, `.envrc`, at any
-        depth) are moved away and deleted."""
+        depth) are moved away and deleted (but for `keep`)."""
         removed: list[str] = []
         for root, names in before.items():
             made = created_protected(root, names, self.sandbox.gits_after(root))
-            removed += remove_created(root, made)
+            removed += remove_created(root, [p for p in made if p not in keep])
         return removed
 
     async def _run_unconfined(

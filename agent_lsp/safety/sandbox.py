@@ -166,6 +166,7 @@ class Wrapped:
 
     argv: list[str]
     gits: dict[Path, list[Path]]  # writable root -> every protected entry under it before the run
+    masks: tuple[Path, ...] = ()  # empty read-only folders made where protected names were not
 
 
 @dataclass
@@ -222,7 +223,11 @@ class Sandbox:
         """bwrap + `argv`, or None when there is no sandbox. Raises `SandboxError` when the
         command cannot be confined as asked (the secret files of a visible folder could not
         all be found, or a workspace holds the home). `server`: a program that keeps running
-        (an MCP server): `cwd` is an empty folder made for it inside the sandbox."""
+        (an MCP server): `cwd` is an empty folder made for it inside the sandbox, and each
+        protected name missing at the top of a writable root gets an empty read-only folder
+        for the program's whole life (`Wrapped.masks`: their mount points, left on the host
+        until the caller removes them once the program ended) — it cannot create one there,
+        ever; below the top, what it makes is removed afterwards, as after a command."""
         status = self.status()
         if not status.available or status.bwrap is None:
             return None
@@ -251,16 +256,22 @@ class Sandbox:
         found = {top: self._scan(top) for top in dict.fromkeys(visible) if top.is_dir()}
         gits: dict[Path, list[Path]] = {}
         scratch = confinement.scratch[0] if confinement.scratch else None
+        masks: list[Path] = []
         for top in dict.fromkeys(writable):
             gits[top] = self._gits_under(top, found)
             args += read_only_args(top, gits[top], scratch)
+            if server and top.is_dir():
+                missing = [top / n for n in PROTECTED_NAMES if not os.path.lexists(top / n)]
+                for path in missing:
+                    args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+                masks += missing
         if not confinement.show_secrets:
             for result in found.values():
                 args += _hide(result.secrets)
         if server:
             args += ["--dir", str(cwd)]
         args += ["--chdir", str(cwd), "--", *argv]
-        return Wrapped(args, gits)
+        return Wrapped(args, gits, tuple(masks))
 
     def gits_after(self, top: Path) -> list[Path]:
         """Every protected entry (`.git`, editor settings, `.envrc`) under a writable root now

@@ -27,6 +27,7 @@ from typing import IO, Any, TypeVar
 from agent_lsp import __version__
 from agent_lsp.errors import AgentLspError
 from agent_lsp.safety.confined import ConfinedShell
+from agent_lsp.safety.protect import Identity
 from agent_lsp.safety.sandbox import SandboxError
 
 __all__ = [
@@ -96,6 +97,12 @@ class _Link:
     skipped: list[str] = field(default_factory=list[str])  # tools whose names are refused
     error: str | None = None
     client: Any = None
+    # the protected entries of the workspace before the server started, and the empty
+    # read-only folders its sandbox put where protected names were missing (`server_argv`)
+    before: dict[Path, dict[Path, Identity]] = field(
+        default_factory=dict[Path, dict[Path, Identity]]
+    )
+    masks: tuple[Path, ...] = ()
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
@@ -272,6 +279,7 @@ class McpHost:
         """Every server started (at once) and listed: its tools, or its error in one line."""
         names = list(self.specs)
         found = await asyncio.gather(*(self.tools(n) for n in names), return_exceptions=True)
+        await self._on_host(self._tidy_running())
         out: dict[str, list[McpToolInfo] | str] = {}
         for name, got in zip(names, found, strict=True):
             if isinstance(got, McpServerError):
@@ -372,9 +380,10 @@ class McpHost:
             path = server_path({**os.environ, **spec.env}.get("PATH", os.defpath), self.root)
             command = server_program(spec.command, self.root, path)
             readable = (*spec.readable, *program_folders(command, link.shell.sandbox.home))
-            argv, env = await asyncio.to_thread(
+            argv, env, link.masks = await asyncio.to_thread(
                 link.shell.server_argv, command, cwd, {**spec.env, "PATH": path}, readable
             )
+            link.before = await asyncio.to_thread(link.shell.protected_now)  # before it runs
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             info = Implementation(name="agent-lsp", version=__version__)
             async with Client(stdio_client(params, errlog=errlog), client_info=info) as client:
@@ -401,9 +410,34 @@ class McpHost:
             errlog.close()
             shutil.rmtree(cwd, ignore_errors=True)
             link.client = None
+            self._ended(link)
             if link.error is not None:
                 self._tell(spec.name, "failed", link.error)
             link.ready.set()
+
+    def _ended(self, link: _Link) -> None:
+        """The server has ended: what it made of the protected names since it started (at its
+        start, after a call returned) is removed, and its masks too, unless another server
+        still runs in the workspace (it sees them; `_stop_all` removes them last)."""
+        note = link.shell.tidy(link.before, link.masks) if link.before else ""
+        if note:
+            self._tell(link.spec.name, "tidied", note)
+        alive = [
+            other
+            for other in self._links.values()
+            if other is not link and other.runner is not None and not other.runner.done()
+        ]
+        if not alive:
+            link.shell.remove_masks(link.masks)
+
+    async def _tidy_running(self) -> None:
+        """What the running servers made of the protected names since they started, removed
+        (at each task's start: a server may write between calls)."""
+        for link in list(self._links.values()):
+            if link.client is not None and link.before:
+                note = await asyncio.to_thread(link.shell.tidy, link.before, link.masks)
+                if note:
+                    self._tell(link.spec.name, "tidied", note)
 
     def _how(self, link: _Link) -> str:
         tools = len(link.tools or [])
@@ -424,7 +458,6 @@ class McpHost:
         client = link.client
         if client is None:
             raise McpServerError(link.error or f"MCP server {name} is not running")
-        before = await asyncio.to_thread(link.shell.protected_now)
         try:
             result = await asyncio.wait_for(client.call_tool(tool, arguments), timeout)
         except TimeoutError:
@@ -435,8 +468,12 @@ class McpHost:
             if link.runner is None or link.runner.done():
                 link.client = None  # it ended: started again at the next call
             raise McpServerError(f"MCP server {name}: {tool} failed: {_one_line(exc)}") from None
-        finally:
-            note = await asyncio.to_thread(link.shell.tidy, before) if before else ""
+        finally:  # made since the server started (at its start, after an earlier call …)
+            note = (
+                await asyncio.to_thread(link.shell.tidy, link.before, link.masks)
+                if link.before
+                else ""
+            )
         return McpResult(result_text(result), bool(getattr(result, "is_error", False)), note)
 
     async def _stop_all(self) -> None:
@@ -447,6 +484,8 @@ class McpHost:
         runners = [link.runner for link in links if link.runner is not None]
         if runners:
             await asyncio.wait(runners, timeout=STOP_TIMEOUT - 2)
+        for link in links:  # every server has ended: no mask is needed any more
+            link.shell.remove_masks(link.masks)
         await asyncio.get_running_loop().shutdown_default_executor()
         for link in links:
             if link.tools is not None and link.error is None:

