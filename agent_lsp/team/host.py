@@ -14,7 +14,7 @@ from agent_lsp.loop.verify import Verifier
 from agent_lsp.memory.project import ProjectMemory
 from agent_lsp.project.git import Git
 from agent_lsp.safety.policy import CommandPolicy
-from agent_lsp.seams import EditorChannel
+from agent_lsp.seams import EditorChannel, Model
 
 
 class TeamHost(Protocol):
@@ -46,6 +46,10 @@ class TeamHost(Protocol):
 
     async def lint(self, channel: EditorChannel) -> list[LintIssue]:
         """The project's linters on the editor's text."""
+        ...
+
+    def routed(self, kind: str, tools: bool = True) -> Model:
+        """The model of a kind of call (`model.routes`): "distillation" for the experience."""
         ...
 
     def gate(self, channel: EditorChannel) -> CommandPolicy:

@@ -4,6 +4,7 @@ after every transition, resumable in the phase and step it stopped at."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from pydantic import BaseModel, Field
@@ -14,6 +15,7 @@ from agent_lsp.loop.verify import NotPermittedError, format_report
 from agent_lsp.messages import TaskOutcome, TaskStatus, Usage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import EditorChannel
+from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.backtrack import Backtrack, StepUndo, failed_text, targets
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.commander import command, diagnosis_summary
@@ -27,6 +29,7 @@ from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+from agent_lsp.team.taskfile import TaskFile, key_event
 from agent_lsp.team.templates import template_text
 
 TIME_BUDGET = 3600.0  # seconds for a whole team task
@@ -133,6 +136,10 @@ class Orchestrator:
             self.host, self.channel, self.store, state, budget, await self.host.profile()
         )
         fresh = state.phase is Phase.INIT
+        taskfile = TaskFile(self.host.memory.layout)  # the plan and progress, as steps finish
+        if fresh:
+            await asyncio.to_thread(taskfile.begin, state)
+        self.store.on_save = taskfile.write
         self.host.record(
             "task_start",
             "agent",
@@ -168,7 +175,29 @@ class Orchestrator:
             summary=outcome.summary,
             changed_files=outcome.changed_files,
         )
+        self.store.on_save = None
+        await asyncio.to_thread(taskfile.finish, state, outcome.as_task_outcome())
+        if taskfile.error is not None:
+            self.host.record("warn", "memory", message=taskfile.error, task_id=state.task_id)
+            await self._say(f"WARN {taskfile.error}")
+        await self._distil(state, runner, outcome)
         return outcome
+
+    async def _distil(self, state: TeamState, runner: RoleRunner, outcome: TeamOutcome) -> None:
+        """After a key event, the experience of the task (`memory.distill`), from every role's
+        calls and results: one model call, as after a single task."""
+        done = outcome.as_task_outcome()
+        event = key_event(state, done)
+        if event is None or not self.host.settings.memory.distill:
+            return
+        task = Task(kind=TaskKind.TASK, instruction=state.instruction)
+        try:
+            model = self.host.routed("distillation", tools=False)
+            library = self.host.memory.library
+            await library.distil(task, runner.transcript, done, event, "", model, self.presenter)
+        except Exception as exc:  # the memory never changes the task's outcome
+            self.host.record("warn", "memory", message=f"no experience saved: {exc!r}")
+            await self._say(f"WARN no experience saved: {exc!r}")
 
     async def _advance(self, runner: RoleRunner, state: TeamState) -> None:
         phase = state.phase

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.messages import TaskOutcome, TaskStatus
+from agent_lsp.messages import ChatMessage, TaskOutcome, TaskStatus
 from agent_lsp.seams import EditorChannel
 from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.budget import Budget, add_usage, per_role
@@ -23,6 +23,7 @@ from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
+from agent_lsp.team.taskfile import role_transcript
 from agent_lsp.team.teamlog import RoleLog
 from agent_lsp.team.verdict import final_words, may_test_write, tool_results
 
@@ -44,6 +45,7 @@ class RoleRunner:
         self.budget = budget
         self.profile = profile
         self.memory = ProjectContext()  # the project's memory, built once for the task
+        self.transcript: list[ChatMessage] = []  # every role's calls, for the experience
 
     async def run(
         self,
@@ -91,6 +93,7 @@ class RoleRunner:
                 usage=agent.usage,
                 changed_files=list(agent.workspace.changed_files),
             )
+        self.transcript += role_transcript(label, agent.messages, outcome)
         channel.results = tool_results(agent.messages)
         channel.words = final_words(agent.messages)
         self.budget.give_back(role.name, reserved, outcome.usage)

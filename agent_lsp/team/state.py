@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
@@ -138,6 +139,7 @@ class TeamStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.folder = root / TEAM_DIR
+        self.on_save: Callable[[TeamState], None] | None = None  # after each save (task file)
 
     def new(self, instruction: str) -> TeamState:
         task_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
@@ -152,6 +154,8 @@ class TeamStore:
         ensure_dir(self.folder, within=self.root)
         body = state.model_dump_json(indent=1).encode("utf-8")
         atomic_write_bytes(self.path(state.task_id), seal(KIND, body), within=self.root)
+        if self.on_save is not None:
+            self.on_save(state)
 
     def load(self, task_id: str) -> TeamState:
         """The checkpoint of `task_id`; `AgentLspError` when missing, unreadable or not this
