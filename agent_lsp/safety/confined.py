@@ -25,6 +25,7 @@ from agent_lsp.safety.protect import (
 )
 from agent_lsp.safety.sandbox import Confinement, Sandbox, SandboxError
 from agent_lsp.safety.sandbox_env import sandbox_env
+from agent_lsp.safety.secretscan import SecretScanError
 from agent_lsp.safety.tempdirs import make_dir
 
 __all__ = ["ConfinedShell", "tree_note"]
@@ -163,6 +164,28 @@ class ConfinedShell:
             for root in dict.fromkeys(roots)
             if root.is_dir()
         }
+
+    def secrets_now(self) -> dict[Path, Identity] | None:
+        """The secret files the sandbox hides in the visible roots now, each with its identity
+        (what an atomic replace changes); None when they cannot all be found. A program that
+        keeps running saw them hidden as they were at its start: one replaced or added since
+        is not hidden from it (compare, and start it again)."""
+        if not self.sandboxed or self.confinement.show_secrets:
+            return {}
+        out: dict[Path, Identity] = {}
+        roots = [Path(os.path.realpath(p)) for p in self.confinement.visible]
+        for root in dict.fromkeys(roots):
+            if not root.is_dir():
+                continue
+            try:
+                found = self.sandbox.scanner(root).scan()
+            except SecretScanError:
+                return None
+            for path in found.secrets:
+                with contextlib.suppress(OSError):
+                    st = path.lstat()
+                    out[path] = (st.st_dev, st.st_ino)
+        return out
 
     def tidy(self, before: dict[Path, dict[Path, Identity]], keep: Sequence[Path] = ()) -> str:
         """Protected entries made since `before` removed, as after every command, but for

@@ -85,6 +85,7 @@ class McpResult:
     text: str
     is_error: bool
     note: str = ""  # what the sandbox had to undo after the call (a `.git` it made …)
+    restarted: str = ""  # why the server was started again before the call
 
 
 @dataclass
@@ -103,6 +104,7 @@ class _Link:
         default_factory=dict[Path, dict[Path, Identity]]
     )
     masks: tuple[Path, ...] = ()
+    secrets: dict[Path, Identity] | None = None  # the secret files hidden from it, at start
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
@@ -380,6 +382,7 @@ class McpHost:
             path = server_path({**os.environ, **spec.env}.get("PATH", os.defpath), self.root)
             command = server_program(spec.command, self.root, path)
             readable = (*spec.readable, *program_folders(command, link.shell.sandbox.home))
+            link.secrets = await asyncio.to_thread(link.shell.secrets_now)  # before the scan
             argv, env, link.masks = await asyncio.to_thread(
                 link.shell.server_argv, command, cwd, {**spec.env, "PATH": path}, readable
             )
@@ -455,6 +458,10 @@ class McpHost:
         timeout: float,  # noqa: ASYNC109 - the call's own limit, said in its error
     ) -> McpResult:
         link = await self._linked(name)
+        restarted = ""
+        if link.client is not None and not await self._secrets_kept(link):
+            link = await self._restart(link)
+            restarted = "restarted the server first: the workspace's secret files changed"
         client = link.client
         if client is None:
             raise McpServerError(link.error or f"MCP server {name} is not running")
@@ -474,7 +481,27 @@ class McpHost:
                 if link.before
                 else ""
             )
-        return McpResult(result_text(result), bool(getattr(result, "is_error", False)), note)
+        is_error = bool(getattr(result, "is_error", False))
+        return McpResult(result_text(result), is_error, note, restarted)
+
+    async def _secrets_kept(self, link: _Link) -> bool:
+        """Whether the secret files hidden from the server at its start are the ones there
+        now: one replaced since (an editor's atomic save) or added (`.env.local`) is not
+        hidden from it."""
+        now = await asyncio.to_thread(link.shell.secrets_now)
+        return now is not None and now == link.secrets
+
+    async def _restart(self, link: _Link) -> _Link:
+        """Stop the server and start it again (its sandbox hides the secret files as they are
+        now)."""
+        link.stop.set()
+        if link.runner is not None:
+            await asyncio.wait([link.runner], timeout=STOP_TIMEOUT - 2)
+            if not link.runner.done():
+                link.runner.cancel()
+                await asyncio.wait([link.runner], timeout=2)
+        self._tell(link.spec.name, "restarted", "the workspace's secret files changed")
+        return await self._linked(link.spec.name)
 
     async def _stop_all(self) -> None:
         links = list(self._links.values())

@@ -246,6 +246,8 @@ class McpCallTool:
             if result.note
             else ""
         )
+        if result.restarted:
+            text = f"[agent-lsp: {result.restarted}]\n" + text
         if result.is_error:
             return ToolResult.fail(f"{args.tool} reported an error", output=text, **meta)
         return ToolResult.ok(text or "(no output)", **meta)

@@ -154,7 +154,7 @@ async def test_arguments_that_break_the_schema_are_refused_before_anyone_is_aske
     assert "a: 'two' is not of type 'integer'" in typed["error"]
     assert '"required": ["a", "b"]' in typed["error"]  # the schema, to try again
     assert unknown["error"] == (
-        "tiny has no tool 'nope' (its tools: add, lines, write, env, connect)"
+        "tiny has no tool 'nope' (its tools: add, lines, write, env, connect, read)"
     )
     assert server["error"] == "no MCP server 'elsewhere' (servers: tiny)"
     assert channel.questions == []

@@ -20,7 +20,7 @@ from agent_lsp.project.workspace import Workspace
 from agent_lsp.tools.mcp_host import McpServerError, server_path, server_program
 from agent_lsp.tools.mcp_tools import McpCallArgs, McpToolsArgs
 from tests.fakes.channel import RecordingChannel
-from tests.mcp.conftest import TINY, require_sandbox, session_with
+from tests.mcp.conftest import TINY, require_sandbox, session_with, tiny
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -179,7 +179,7 @@ async def test_a_server_plants_no_git_or_editor_configuration_at_start_or_betwee
         found = {t.name: t for t in session.tools(Workspace(root, channel), channel)}
         call = McpCallArgs(server="planting", tool="add", arguments={"a": 2, "b": 3})
         first = await found["mcp_call"].run(call)
-        assert first.output.startswith("5\n[agent-lsp: removed "), first  # made at start
+        assert "5\n[agent-lsp: removed " in first.output, first  # made at its start
         assert not (root / "pkg/.envrc").exists() and not (root / "new/.envrc").exists()
         for name in (".envrc", ".git", ".vscode", ".dir-locals.el"):
             assert (root / name).is_dir() and not any((root / name).iterdir()), name
@@ -196,3 +196,43 @@ async def test_a_server_plants_no_git_or_editor_configuration_at_start_or_betwee
     left = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
     left = [p for p in left if not p.startswith(".agent-lsp/")]  # its logs
     assert left == [".agent-lsp", ".git", ".git/HEAD", "app.py", "new", "pkg", "planted.txt"]
+
+
+async def test_a_secret_file_saved_or_added_while_a_server_runs_stays_hidden_from_it(
+    tmp_path: Path,
+) -> None:
+    """A server's sandbox hides the secret files as they were at its start: an editor's
+    atomic save of `.env` puts a new file where the hidden one was, and a `.env.local` made
+    later was never hidden. The call after such a change starts the server again first."""
+    require_sandbox()
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".env").write_text("TOKEN=first-canary\n")
+    session = session_with(root, "http://127.0.0.1:9/v1", {"tiny": tiny(allow=["read"])})
+    channel = RecordingChannel()
+
+    async def read(name: str) -> str:
+        got = await found["mcp_call"].run(
+            McpCallArgs(server="tiny", tool="read", arguments={"path": str(root / name)})
+        )
+        assert got.status.value == "success", got
+        return got.output or ""
+
+    try:
+        found = {t.name: t for t in session.tools(Workspace(root, channel), channel)}
+        hidden = await read(".env")  # an empty stand-in, unreadable
+        assert hidden == "not read: PermissionError", hidden
+        assert await read("app.py") == "not read: FileNotFoundError"  # nothing changed
+        saved = root / ".env.tmp"
+        saved.write_text("TOKEN=second-canary\n")
+        saved.replace(root / ".env")
+        (root / ".env.local").write_text("TOKEN=local-canary\n")
+        again = await read(".env")
+        local = await read(".env.local")
+    finally:
+        await session.aclose()
+    assert again == (
+        "[agent-lsp: restarted the server first: the workspace's secret files changed]\n"
+        "not read: PermissionError"
+    ), again
+    assert "canary" not in local and "restarted" not in local, local

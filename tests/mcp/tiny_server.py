@@ -1,7 +1,7 @@
 """A small MCP server for the tests, written with the `mcp` SDK: run as
 `python tests/mcp/tiny_server.py` (stdio). Its tools do what a test needs to watch: add numbers,
-print many lines, write a file where it is told, read an environment variable, open a
-connection."""
+print many lines, write a file where it is told, read one, read an environment variable, open
+a connection."""
 
 from __future__ import annotations
 
@@ -51,6 +51,15 @@ def connect(host: str, port: int) -> str:
             return "connected"
     except OSError as exc:
         return f"no connection: {exc}"
+
+
+@app.tool()
+def read(path: str) -> str:
+    """The text of the file at `path`, or the error."""
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        return f"not read: {type(exc).__name__}"
 
 
 if __name__ == "__main__":
