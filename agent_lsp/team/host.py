@@ -27,6 +27,8 @@ class TeamHost(Protocol):
     @property
     def verifier(self) -> Verifier | None: ...
 
+    control: TaskControl | None  # the running task's: `Session.steer` reaches it
+
     @property
     def memory(self) -> ProjectMemory:
         """The project's memory: the starting context, the task file, experiences."""

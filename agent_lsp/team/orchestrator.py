@@ -29,6 +29,7 @@ from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+from agent_lsp.team.steer import TeamControl
 from agent_lsp.team.taskfile import TaskFile, key_event
 from agent_lsp.team.templates import template_text
 
@@ -148,6 +149,10 @@ class Orchestrator:
             mode="started" if fresh else f"resumed in {state.phase.value}",
             step=0,
         )
+
+        title = state.instruction.splitlines()[0][:60] if state.instruction else "team task"
+        runner.control = TeamControl(self.presenter, self.host.settings.ask_timeout, title)
+        self.host.control = runner.control  # `Session.steer` (agentLsp.steer, AGENT: lines)
         try:
             runner.memory = await load_context(  # once for the task, each role its part
                 self.host,
@@ -163,6 +168,8 @@ class Orchestrator:
                     break
                 await self._advance(runner, state)
         finally:
+            if self.host.control is runner.control:
+                self.host.control = None
             state.seconds += time.monotonic() - started
             self.store.save(state)
         outcome = self._outcome(state)
@@ -228,11 +235,13 @@ class Orchestrator:
         answer = state.backtrack  # set: a crash cut its undo short; the rest of it first
         if not answer:
             record = state.record.render(state.instruction)
+            runner.take_notes()
             offered = {
                 "record": record,
                 "template": template_text(state.record.type),
                 "failed_steps": failed_text(state, stale),
                 "findings": "\n".join(state.open_findings),
+                "steer": "\n".join(f"- {note}" for note in state.notes),
             }
             outcome, _ = await runner.run(PLANNER, offered, "planner")
             if outcome.status is not TaskStatus.COMPLETED:

@@ -40,7 +40,9 @@ async def review_plan(runner: RoleRunner) -> None:
     state = runner.state
     state.plan_reviews = sum(s.status is StepStatus.DONE for s in state.steps) // REVIEW_EVERY
     record = state.record.render(state.instruction) if state.record else state.instruction
-    offered = {"record": record, "plan_state": plan_state(state)}
+    runner.take_notes()
+    steer = "\n".join(f"- {note}" for note in state.notes)
+    offered = {"record": record, "plan_state": plan_state(state), "steer": steer}
     outcome, _ = await runner.run(PLANNER, offered, "planner (plan review)")
     verdict = "kept"
     if outcome.status is TaskStatus.COMPLETED:

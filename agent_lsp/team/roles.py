@@ -88,6 +88,7 @@ PLANNER = Role(
         "failed_steps",
         "plan_state",
         "findings",
+        "steer",
         "rules",
         "experience",
         "init_steps",

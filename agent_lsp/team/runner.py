@@ -23,6 +23,7 @@ from agent_lsp.team.presenter import milestone
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
+from agent_lsp.team.steer import TeamControl
 from agent_lsp.team.taskfile import role_transcript
 from agent_lsp.team.teamlog import RoleLog
 from agent_lsp.team.verdict import final_words, may_test_write, tool_results
@@ -46,6 +47,13 @@ class RoleRunner:
         self.profile = profile
         self.memory = ProjectContext()  # the project's memory, built once for the task
         self.transcript: list[ChatMessage] = []  # every role's calls, for the experience
+        self.control: TeamControl | None = None  # the user's steer notes reach running roles
+
+    def take_notes(self) -> None:
+        """The user's steer notes sent meanwhile, into the checkpoint (for the planner)."""
+        if self.control is not None and (notes := self.control.kept()):
+            self.state.notes += notes
+            self.store.save(self.state)
 
     async def run(
         self,
@@ -62,7 +70,8 @@ class RoleRunner:
         mine = locks if role.writes else None
         channel = RoleChannel(self.channel, label, mine, start_hashes, only)
         acts = role.writes or role.runs
-        agent = self.host.make_agent(channel, self.profile, "", read_only=not acts)
+        control = self.control.role(label) if self.control is not None else None
+        agent = self.host.make_agent(channel, self.profile, "", read_only=not acts, control=control)
         channel.workspace = agent.workspace
         if "step_text" in role.keys and offered.get("step_files"):  # saves a read_file call
             text = step_texts(agent.workspace, offered["step_files"].splitlines())
@@ -83,6 +92,8 @@ class RoleRunner:
         agent.limits = replace(agent.limits, max_tokens=reserved)
         kind = TaskKind.TASK if acts else TaskKind.EXPLAIN
         task = Task(kind=kind, instruction=first_message(role, offered))
+        if self.control is not None and control is not None:
+            self.control.running.append(control)
         try:
             outcome = await asyncio.wait_for(agent.run(task), self.budget.seconds_left())
         except TimeoutError:
@@ -93,6 +104,9 @@ class RoleRunner:
                 usage=agent.usage,
                 changed_files=list(agent.workspace.changed_files),
             )
+        finally:
+            if self.control is not None and control is not None:
+                self.control.running.remove(control)
         self.transcript += role_transcript(label, agent.messages, outcome)
         channel.results = tool_results(agent.messages)
         channel.words = final_words(agent.messages)
@@ -102,6 +116,8 @@ class RoleRunner:
         for rel in outcome.changed_files:
             if rel not in self.state.changed:
                 self.state.changed.append(rel)
+        if self.control is not None:
+            self.state.notes += self.control.kept()
         self.store.save(self.state)
         used = outcome.usage.prompt_tokens + outcome.usage.completion_tokens
         message = (

@@ -115,6 +115,7 @@ class TeamState(BaseModel):
     reason: str = ""  # why the task failed
     seconds: float = 0.0  # wall time spent in earlier runs (a resumed task)
     discarded: bool = False  # the user declined to resume it
+    notes: list[str] = Field(default_factory=list[str])  # the user's steer notes, for the planner
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
