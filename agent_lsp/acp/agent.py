@@ -138,9 +138,12 @@ class AcpAgent:
         session = Session(root, settings, self.model, session_id=session_id)
         fs = self.capabilities.fs
         writes = bool(fs is not None and fs.write_text_file)
+        reads = bool(fs is not None and fs.read_text_file)
         sid = session.memory.session_id
         review = settings.apply_mode is ApplyMode.REVIEW
-        channel = AcpChannel(self.client, sid, root, client_writes=writes, review=review)
+        channel = AcpChannel(
+            self.client, sid, root, client_writes=writes, client_reads=reads, review=review
+        )
         session.memory.log.listeners.append(channel.log_record)
         live = self.sessions[sid] = Live(session, channel, list(loaded.warnings))
         return live

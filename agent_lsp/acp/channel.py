@@ -3,7 +3,9 @@
 diff), questions `session/request_permission` naming what is asked (the whole command, the
 file) — no answer, a cancelled request or a broken connection is no answer, which is a deny.
 Edits go through the client's `fs/write_text_file` when it offers it, else to disk atomically;
-in review mode each is a permission request carrying its diff first (Apply / Reject)."""
+in review mode each is a permission request carrying its diff first (Apply / Reject). Where the
+client offers `fs/read_text_file`, a file is asked for before a tool reads or edits it: the
+client's text (unsaved changes included) is the truth, as an LSP editor's buffer is."""
 
 from __future__ import annotations
 
@@ -63,15 +65,19 @@ class AcpChannel:
         root: Path,
         *,
         client_writes: bool = False,
+        client_reads: bool = False,
         review: bool = False,
     ) -> None:
-        """`client_writes`: edits through `fs/write_text_file`; `review` (`applyMode =
-        "review"`): each edit asked first (Apply / Reject) with its diff."""
+        """`client_writes`: edits through `fs/write_text_file`; `client_reads`: files asked
+        for through `fs/read_text_file` before a tool reads or edits them; `review` (`applyMode
+        = "review"`): each edit asked first (Apply / Reject) with its diff."""
         self.client = client
         self.session_id = session_id
         self.root = root.resolve()
         self.client_writes = client_writes
+        self.client_reads = client_reads
         self.review = review
+        self._texts: dict[Path, str] = {}  # the client's text where it differs from the disk
         self._count = 0
         self._open: _Call | None = None
         self._lock = asyncio.Lock()  # updates go out in the order they happened
@@ -83,7 +89,27 @@ class AcpChannel:
     # -- the seam ----------------------------------------------------------------------------
 
     def buffers(self) -> Mapping[Path, str]:
-        return {}
+        return self._texts
+
+    async def fetch_buffer(self, path: Path) -> None:
+        """The client's text of `path` (a file of the workspace), kept where it differs from
+        the disk: its unsaved changes. A client that cannot read it leaves the disk's text."""
+        if not self.client_reads:
+            return
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root) or not await asyncio.to_thread(path.is_file):
+            self._texts.pop(path, None)
+            return
+        try:
+            answer = await self.client.read_text_file(session_id=self.session_id, path=str(path))
+        except (RequestError, ConnectionError) as exc:
+            log.info("fs/read_text_file %s: %s (the disk's text is used)", path, exc)
+            self._texts.pop(path, None)
+            return
+        if answer.content == await asyncio.to_thread(_old_text, path):
+            self._texts.pop(path, None)
+        else:
+            self._texts[path] = answer.content
 
     async def apply_edit(self, path: Path, new_text: str, label: str) -> None:
         """The edit written (with `review`, only once the user said Apply to its diff)."""
@@ -102,6 +128,11 @@ class AcpChannel:
                 raise EditRejectedError(f"{label}: the client did not write it ({exc})") from exc
         else:
             await asyncio.to_thread(atomic_write, path, new_text)
+        if path in self._texts:  # the client's unsaved text, now changed by this edit
+            if self.client_writes:
+                self._texts[path] = new_text
+            else:
+                del self._texts[path]
         call = self._open or await self._start(label, "edit", "in_progress")
         call.content.append(diff)
         await self.send(update_tool_call(call.id, content=call.content))

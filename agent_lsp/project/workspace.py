@@ -10,6 +10,7 @@ the prompt or writes under `.agent-lsp/`."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from pathlib import Path, PurePosixPath
 
 from agent_lsp.errors import WorkspaceError
@@ -120,6 +121,16 @@ class Workspace:
                 f"{self.relative(path)}: a secret file; read it with read_file first "
                 "(which asks the user)"
             )
+
+    async def fetch(self, path: Path) -> None:
+        """The editor's current text of `path` asked for, where the channel reads on demand
+        (an ACP client's `fs/read_text_file`); nothing to do for an LSP editor, whose buffers
+        arrive as the user types."""
+        fetch = getattr(self.channel, "fetch_buffer", None)
+        if callable(fetch):
+            done = fetch(path)
+            if inspect.isawaitable(done):
+                await done
 
     def read_bytes(self, path: Path) -> bytes:
         """The file's bytes; for a file open in the editor, the buffer's text as the file

@@ -46,6 +46,7 @@ class ReadFileTool:
 
     async def run(self, args: ReadFileArgs) -> ToolResult:
         path = await self.workspace.resolve_readable(args.path)  # secret files: the user asked
+        await self.workspace.fetch(path)  # an ACP client's unsaved text
         warning = ""
         if path not in self.workspace.channel.buffers() and path.is_file():
             with path.open("rb") as fh:  # a binary file is named, never read whole
@@ -137,6 +138,7 @@ class EditFileTool:
     async def run(self, args: EditFileArgs) -> ToolResult:
         ws = self.workspace
         path = ws.describe(args.path, self.name).path  # deny path rules for edit_file: an error
+        await ws.fetch(path)  # an ACP client's unsaved text: the edit applies to it
         text = ws.read_text(path)
         on_disk = path not in ws.channel.buffers()
         try:  # a binary or undecodable file is refused before anything else
