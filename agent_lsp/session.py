@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters import default_shell, describe_project, detect_toolchain, set_extra_args
 from adapters.linters import LintIssue
@@ -28,7 +28,7 @@ from agent_lsp.loop.done import (
     check_by,
     definition_of_done,
 )
-from agent_lsp.loop.hooks import Limits
+from agent_lsp.loop.hooks import Limits, ReviewCheck
 from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.loop.prompt import with_notes
 from agent_lsp.loop.small import SMALL_TOOLS, is_small
@@ -85,6 +85,9 @@ from agent_lsp.tools.ask import AskUserTool
 from agent_lsp.tools.mcp_host import McpHost, McpServerSpec, skipped_note
 from agent_lsp.tools.mcp_tools import MCP_TOOL_NAMES, McpCallTool, McpToolsTool
 from agent_lsp.tools.symbols import FindSymbolTool
+
+if TYPE_CHECKING:
+    from agent_lsp.team.state import TeamState
 
 REPO_MAP_TOKENS = 500
 READ_ONLY_KINDS = (TaskKind.EXPLAIN, TaskKind.IMPROVE)  # answer or propose, edit nothing
@@ -497,7 +500,26 @@ class Session:
         )
         agent.small = small
         agent.diagnostic_check = self._diagnostic_check()
+        if not read_only:
+            agent.review_check = self._review_check(channel)
         return agent
+
+    def _review_check(self, channel: EditorChannel) -> ReviewCheck:
+        """The team reviewer's own checks on the single agent's changed files before done:
+        the errors that must not ship — a leaked secret, a leftover conflict marker, the
+        project's linter's error on an added line (whitespace alone does not cost the task
+        another model call)."""
+        from agent_lsp.team.review import review_checks
+
+        async def check(changed: Sequence[str]) -> list[str]:
+            checks = await review_checks(self.root, self.git, channel, changed, self.lint)
+            return [
+                finding.text()
+                for finding in checks.errors
+                if finding.category != "whitespace" or "conflict" in finding.finding
+            ]
+
+        return check
 
     def small_model(self, served: int | None = None) -> bool:
         """The small-model profile (`model.profile`; auto: from the context window — the
@@ -660,6 +682,15 @@ class Session:
         """The task `continue` goes on with: `task_id`, else the latest that stopped short
         (paused, max steps, the model gave up...); `AgentLspError` saying why there is none."""
         return self.memory.checkpoints.stopped(task_id, [])
+
+    def team_to_continue(self, task_id: str | None = None) -> TeamState | None:
+        """The team task `continue` goes on with: `task_id`, else the latest task that stopped
+        short when it is a team task; None when it is a single agent's (`stopped_task`);
+        `AgentLspError` when it cannot go on (ended DONE, discarded)."""
+        from agent_lsp.team.proceed import team_to_continue
+        from agent_lsp.team.state import TeamStore
+
+        return team_to_continue(TeamStore(self.root), self.memory.checkpoints, task_id, [])
 
     def steer(self, note: str) -> bool:
         """A note for the running task, taken into its conversation at the next step (any

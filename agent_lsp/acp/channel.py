@@ -96,7 +96,7 @@ class AcpChannel:
         the disk: its unsaved changes. A client that cannot read it leaves the disk's text."""
         if not self.client_reads:
             return
-        resolved = path.resolve()
+        resolved = await asyncio.to_thread(path.resolve)
         if not resolved.is_relative_to(self.root) or not await asyncio.to_thread(path.is_file):
             self._texts.pop(path, None)
             return

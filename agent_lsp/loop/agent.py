@@ -19,7 +19,7 @@ from agent_lsp.loop.compaction import (
 )
 from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_key
 from agent_lsp.loop.guard import LoopGuard
-from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
+from agent_lsp.loop.hooks import Limits, NoHooks, ReviewCheck, TaskHooks, UserTurns
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
@@ -130,6 +130,10 @@ class Agent:
         self._unread_calls = 0  # tool calls since the task state was last read
         self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
         self.diagnostic_check: DiagnosticCheck | None = None  # re-asks a fix's diagnostic
+        # the review of the changed files before done (errors only: a syntax error, a leaked
+        # secret, the linter's error on an added line), by the session; None: no review
+        self.review_check: ReviewCheck | None = None
+        self._told_review = False  # the model was told once what the review found
         self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
         # test verdicts by (selection, hash of the changed files' text): never run twice
         self._verdicts: dict[tuple[tuple[str, ...], str], TestReport] = {}
@@ -608,6 +612,8 @@ class Agent:
         the tests proved it or nothing needed proof). A diagnostic still reported after the
         tests pass goes back to the model once; the next time the task fails."""
         done, feedback, unverified = await self._check_tests(step, task)
+        if done and not feedback and (said := await self._review(step)) is not None:
+            return False, said, ""
         if not done or task.kind is not TaskKind.FIX or task.diagnostic is None:
             return done, feedback, unverified
         await self._emit(EventKind.TOOL_CALL, "checking: is the diagnostic gone?", step)
@@ -628,6 +634,34 @@ class Agent:
             f"reported: {result.detail}.\nFix its cause (read the code at that line again), "
             "then finish. If you answer in words only again, the task stops here.",
             "",
+        )
+
+    async def _review(self, step: int) -> str | None:
+        """The review of the changed files before done: what the model is told, once, when it
+        found errors (None: nothing found, nothing to review, or told already — then the
+        findings go into what the outcome says was checked)."""
+        changed = list(self.workspace.changed_files)
+        if self.review_check is None or not changed:
+            return None
+        await self._emit(EventKind.TOOL_CALL, "checking: a review of the changed files", step)
+        errors = await self.review_check(changed)
+        shown = "\n".join(f"- {e}" for e in errors[:8])
+        await self._emit(
+            EventKind.TOOL_RESULT,
+            f"review: {len(errors)} error(s)" + (f"\n{shown}" if shown else ""),
+            step,
+        )
+        if not errors:
+            return None
+        if self._told_review:
+            self._checked["review"] = f"review: {len(errors)} error(s) left: " + "; ".join(
+                errors[:3]
+            )
+            return None
+        self._told_review = True
+        return (
+            "The task is not done: the tests pass, but the review of your change found:\n"
+            f"{shown}\nFix these in the files you changed, then finish. {WORDS_ONCE}"
         )
 
     async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
@@ -709,7 +743,9 @@ class Agent:
     def checked(self, verified: bool) -> str:
         """What was checked, for the outcome: "verified: …" or "not verified: …"."""
         parts = [
-            self._checked[k] for k in ("targeted", "full", "diagnostic") if self._checked.get(k)
+            self._checked[k]
+            for k in ("targeted", "full", "diagnostic", "review")
+            if self._checked.get(k)
         ]
         if not parts:
             return ""

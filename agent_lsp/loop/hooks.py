@@ -4,7 +4,7 @@ nothing), and the user's turns (steer notes, the conflict question)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +28,11 @@ class Limits:
     words_in_row: int = 2  # replies in words only, in a row, while the task is not done
     format_errors: int = 3  # replies in a row whose tool call or edit could not be used
     check_after_edit: bool = False  # an edit's result carries the affected tests' verdict
+
+
+# The review of the changed files (relative paths) before a task is done: its errors, one a
+# line (the session builds it from the team reviewer's own checks).
+ReviewCheck = Callable[[Sequence[str]], Awaitable[list[str]]]
 
 
 class TaskHooks(Protocol):
