@@ -326,12 +326,23 @@ def _main(argv: list[str]) -> int:
             print("agent-lsp run: --task goes with --continue", file=sys.stderr)
             return EXIT_USAGE
         if args.team and args.hint is not None:
-            print("agent-lsp run: --team does not go with --continue", file=sys.stderr)
+            print(
+                "agent-lsp run: --continue finds a team task itself: drop --team",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         from agent_lsp.cli import team
+        from agent_lsp.errors import AgentLspError
 
+        continues = None
+        if args.hint is not None:  # the latest stopped task (or --task) may be a team task
+            try:
+                continues = team.continued_team(args.root, getattr(args, "task_id", None))
+            except AgentLspError as exc:
+                print(f"agent-lsp: {exc}", file=sys.stderr)
+                return EXIT_USAGE
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
-        if chosen or (args.resume and team.pending_team(args.root)):
+        if chosen or continues or (args.resume and team.pending_team(args.root)):
             if args.json or args.at:
                 print(
                     "agent-lsp run: --json and --at do not go with team mode yet",
@@ -340,7 +351,12 @@ def _main(argv: list[str]) -> int:
                 return EXIT_USAGE
             return awake.run(
                 team.run_team(
-                    args.root, args.task or "", resume=args.resume, max_steps=args.max_steps
+                    args.root,
+                    args.task or "",
+                    resume=args.resume,
+                    max_steps=args.max_steps,
+                    hint=args.hint,
+                    continues=continues,
                 )
             )
         return awake.run(

@@ -1,4 +1,5 @@
-"""The user in the loop, over LSP: `agentLsp.continue` (a stopped task goes on with a hint),
+"""The user in the loop, over LSP: `agentLsp.continue` (a stopped task goes on with a hint; a
+team task FAILED or cut short goes on from its checkpoint, the hint to its planner),
 `agentLsp.steer` and `AGENT:` comment lines (a note for the running task), and the code action
 that offers to continue where a task stopped.
 
@@ -25,13 +26,13 @@ from agent_lsp.errors import AgentLspError
 from agent_lsp.lsp.documents import line_key
 from agent_lsp.lsp.textedit import minimal_edits
 from agent_lsp.lsp.typed import NotTyped
+from agent_lsp.task import Task, TaskKind
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
     from agent_lsp.lsp.tasks import TaskManager
     from agent_lsp.session import Session
-    from agent_lsp.task import Task
 
 log = logging.getLogger(__name__)
 CONTINUE = "agentLsp.continue"
@@ -69,6 +70,7 @@ class SteerHost(Protocol):
         hint: str | None = None,
         continues: str | None = None,
         task_id: str | None = None,
+        team: bool = False,
     ) -> dict[str, str]: ...
 
 
@@ -91,7 +93,8 @@ class UserControl:
         known = tasks.outcomes.get(task_id) if task_id else None
         checkpoint_id = known.task_id if known is not None and known.task_id else task_id
         try:
-            cp = await asyncio.to_thread(session.stopped_task, checkpoint_id)
+            team = await asyncio.to_thread(session.team_to_continue, checkpoint_id)
+            cp = None if team else await asyncio.to_thread(session.stopped_task, checkpoint_id)
             if tasks.running is not None:
                 raise AgentLspError(
                     f"an agent task is already running ({tasks.running[0]}): steer it "
@@ -99,6 +102,13 @@ class UserControl:
                 )
         except AgentLspError as exc:
             return self._tell(t.MessageType.Warning, str(exc), error=True)
+        if team is not None:  # the team goes on from its checkpoint, the hint to its planner
+            given = tasks.id_of(team.task_id) or team.task_id
+            task = Task(kind=TaskKind.TASK, instruction=team.instruction)
+            return self.state.start_task(
+                task, session, hint=hint, continues=team.task_id, task_id=given, team=True
+            )
+        assert cp is not None
         given = tasks.id_of(cp.task_id) or cp.task_id
         return self.state.start_task(
             cp.task, session, hint=hint, continues=cp.task_id, task_id=given

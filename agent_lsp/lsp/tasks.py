@@ -68,7 +68,10 @@ async def _run_task(
         from agent_lsp.team import Orchestrator
 
         crew = Orchestrator(session, channel)
-        done = await (crew.resume() if resume else crew.run(task.instruction))
+        if hint is not None and continues:  # a FAILED or cut-short team task, with a hint
+            done = await crew.proceed(continues, hint)
+        else:
+            done = await (crew.resume() if resume else crew.run(task.instruction))
         return done.as_task_outcome()
     return await session.run_task(
         task, channel, resume=resume, hint=hint, task_id=continues, tools=tools
@@ -241,12 +244,17 @@ class TaskManager:
         if task_id in self.outcomes:  # already reported (abandoned after a cancel)
             return
         self.outcomes[task_id] = outcome
-        if outcome.stop_reason in CONTINUABLE and not quiet:
+        if self._continuable(task_id, outcome) and not quiet:
             self.stopped = (task_id, (session.root / task.path).as_uri() if task.path else None)
         if quiet:
             log.info("background task %s: %s", task_id, outcome.summary)
             return
         self._finish(token, task_id, outcome)
+
+    def _continuable(self, task_id: str, outcome: TaskOutcome) -> bool:
+        """A task `agentLsp.continue` can go on with: stopped short, or a FAILED team task."""
+        failed_team = task_id in self.teams and outcome.status is TaskStatus.FAILED
+        return outcome.stop_reason in CONTINUABLE or failed_team
 
     async def _begin_progress(self, task: Task, task_id: str) -> str | None:
         window = self.server.client_capabilities.window
@@ -289,7 +297,7 @@ class TaskManager:
             text += f" (proposed: {', '.join(outcome.changed_files)}; review on the marked lines)"
         elif outcome.changed_files:
             text += f" (changed: {', '.join(outcome.changed_files)})"
-        if outcome.stop_reason in CONTINUABLE:
+        if self._continuable(task_id, outcome):
             text += (
                 f" — continue task {task_id} with a hint: the command agentLsp.continue, or the "
                 "code action “Agent: continue the stopped task…”"

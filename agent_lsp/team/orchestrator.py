@@ -25,6 +25,7 @@ from agent_lsp.team.memory import load_context
 from agent_lsp.team.plan import read_plan
 from agent_lsp.team.presenter import Presenter, milestone
 from agent_lsp.team.preview import WriteWatch
+from agent_lsp.team.proceed import continued_text, reopen
 from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
@@ -77,6 +78,7 @@ class TeamOutcome(BaseModel):
             calls=sum(u.calls for u in self.usage.values()),
         )
         return TaskOutcome(
+            task_id=self.task_id,
             status=self.status,
             summary=self.summary,
             steps=len(self.steps),
@@ -117,6 +119,19 @@ class Orchestrator:
         )
         return await self._drive(state)
 
+    async def proceed(self, task_id: str, hint: str) -> TeamOutcome:
+        """Continue the team task `task_id` (FAILED, or cut short) with the user's `hint`: the
+        planner plans its failed steps again, told where it stopped and the hint
+        (`team/proceed.py`); the finished steps stay done."""
+        state = self.store.load(task_id)  # signed by this user, or refused
+        stopped = reopen(state, hint)
+        self.store.save(state)
+        await self._say(
+            f"team: continuing {state.task_id} ({stopped}) with the hint: "
+            f"“{state.since.hint or 'go on with the task'}”: “{state.instruction}”"
+        )
+        return await self._drive(state)
+
     async def _say(self, message: str) -> None:
         await self.channel.report(milestone(message))
 
@@ -128,7 +143,13 @@ class Orchestrator:
         started = time.monotonic()
         tokens = self.options.tokens or self.host.settings.max_tokens
         shares = self.host.settings.team.shares
-        budget = Budget.resumed(tokens, self.options.seconds, state.usage, state.seconds, shares)
+        since = state.since  # a continued task's budget starts again from its continue
+        used = {
+            name: RoleUsage(prompt_tokens=max(0, usage.total - since.tokens.get(name, 0)))
+            for name, usage in state.usage.items()
+        }
+        spent = state.seconds - since.seconds
+        budget = Budget.resumed(tokens, self.options.seconds, used, spent, shares)
         gate = self.host.gate(self.presenter)
         workspace = Workspace(self.host.root, self.presenter, gate)
         self.undo = StepUndo(workspace, state)
@@ -242,6 +263,7 @@ class Orchestrator:
                 "failed_steps": failed_text(state, stale),
                 "findings": "\n".join(state.open_findings),
                 "steer": "\n".join(f"- {note}" for note in state.notes),
+                "continued": continued_text(state),
             }
             outcome, _ = await runner.run(PLANNER, offered, "planner")
             if outcome.status is not TaskStatus.COMPLETED:
@@ -283,13 +305,13 @@ class Orchestrator:
             why = "; ".join(f"{s.id}: {s.summary}" for s in failed)
             await self._move(state, Phase.FAILED, f"step failed: {why}")
         elif failing := [s for s in stale if s.tests_failed]:
-            if state.test_replans >= TEST_RETRIES:
+            if state.test_replans - state.since.test_replans >= TEST_RETRIES:
                 why = f"the tests still fail after {TEST_RETRIES} re-plans: {failing[-1].note}"
                 await self._move(state, Phase.FAILED, why)
                 return
             state.test_replans += 1
             await self._move(state, Phase.PLANNING, "; ".join(s.note for s in failing))
-        elif stale and state.replans >= MAX_REPLANS:
+        elif stale and state.replans - state.since.replans >= MAX_REPLANS:
             await self._move(state, Phase.FAILED, f"still conflicting after {MAX_REPLANS} re-plans")
         elif stale:
             state.replans += 1
@@ -318,7 +340,7 @@ class Orchestrator:
         if report.ok:
             await self._move(state, Phase.REVIEWING, state.verify_summary)
             return
-        if state.review_round >= self.options.review_rounds:
+        if state.review_round - state.since.review_round >= self.options.review_rounds:
             await self._move(state, Phase.FAILED, f"the suite fails: {summary}")
             return
         state.review_round += 1
@@ -353,7 +375,7 @@ class Orchestrator:
             return
         texts = [f.text() for f in findings]
         state.findings.extend(texts)
-        if state.review_round >= self.options.review_rounds:
+        if state.review_round - state.since.review_round >= self.options.review_rounds:
             limit = self.options.review_rounds
             why = f"review round limit ({limit}) reached; open: {'; '.join(texts)}"
             await self._move(state, Phase.FAILED, why)

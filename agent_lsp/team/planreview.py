@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent_lsp.errors import AgentLspError
 from agent_lsp.messages import AgentEvent, EventKind, TaskStatus
 from agent_lsp.team.plan import json_list, read_steps
+from agent_lsp.team.proceed import continued_text
 from agent_lsp.team.roles import PLANNER
 from agent_lsp.team.runner import RoleRunner
 from agent_lsp.team.state import StepStatus, TeamState
@@ -42,7 +43,12 @@ async def review_plan(runner: RoleRunner) -> None:
     record = state.record.render(state.instruction) if state.record else state.instruction
     runner.take_notes()
     steer = "\n".join(f"- {note}" for note in state.notes)
-    offered = {"record": record, "plan_state": plan_state(state), "steer": steer}
+    offered = {
+        "record": record,
+        "plan_state": plan_state(state),
+        "steer": steer,
+        "continued": continued_text(state),
+    }
     outcome, _ = await runner.run(PLANNER, offered, "planner (plan review)")
     verdict = "kept"
     if outcome.status is TaskStatus.COMPLETED:

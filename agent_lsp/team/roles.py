@@ -81,13 +81,14 @@ PLANNER = Role(
         "code, run runs a command (its exit code decides), test writes and runs tests. "
         "Steps that touch different files and do not depend on each other run in parallel."
     ),
-    tools=("read_file", "list_files", "search_text"),
+    tools=("read_file", "list_files", "search_text", "ask_user"),
     keys=(
         "record",
         "template",
         "failed_steps",
         "plan_state",
         "findings",
+        "continued",
         "steer",
         "rules",
         "experience",
@@ -117,7 +118,7 @@ EDITOR = Role(
         "from the code you are given (the real lines, numbered), read more only where it is "
         "missing, edit, then answer with a one-line summary."
     ),
-    tools=("read_file", "edit_file", "write_file"),
+    tools=("read_file", "edit_file", "write_file", "ask_user"),
     keys=("step", "step_files", "step_done", "snippets", "note", "rules", "experience"),
     share=0.4,
     writes=True,

@@ -27,6 +27,7 @@ TITLES = {
     "diff": "The merged diff",
     "checks": "Findings of the checks already run (whitespace, secrets, ignored errors, lint)",
     "findings": "Review findings: plan the steps that resolve them",
+    "continued": "The task stopped before; the user continues it with a hint",
     "steer": "Notes from the user, sent while the team worked (oldest first)",
 }
 

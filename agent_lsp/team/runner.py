@@ -70,7 +70,7 @@ class RoleRunner:
         mine = locks if role.writes else None
         channel = RoleChannel(self.channel, label, mine, start_hashes, only)
         acts = role.writes or role.runs
-        control = self.control.role(label) if self.control is not None else None
+        control = self.control.role(label, channel) if self.control is not None else None
         agent = self.host.make_agent(channel, self.profile, "", read_only=not acts, control=control)
         channel.workspace = agent.workspace
         if "step_text" in role.keys and offered.get("step_files"):  # saves a read_file call

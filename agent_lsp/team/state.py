@@ -15,6 +15,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_lsp.errors import AgentLspError
 from agent_lsp.fileio import atomic_write_bytes, ensure_dir
+from agent_lsp.memory.logs import now_iso
 from agent_lsp.signing import Unsigned, seal, unseal
 from agent_lsp.team.record import TaskRecord
 
@@ -91,6 +93,20 @@ class RoleUsage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
+class Continued(BaseModel):
+    """A `continue` of the task with the user's hint (`team/proceed.py`): where it had stopped,
+    and the counts then, from which the task's limits (re-plans, review rounds, tokens by role,
+    seconds) start again."""
+
+    hint: str
+    stopped: str  # e.g. "FAILED in EXECUTING: step failed: s2: …"
+    review_round: int = 0
+    replans: int = 0
+    test_replans: int = 0
+    tokens: dict[str, int] = Field(default_factory=dict[str, int])  # used by role then
+    seconds: float = 0.0
+
+
 class TeamState(BaseModel):
     task_id: str
     instruction: str
@@ -116,6 +132,13 @@ class TeamState(BaseModel):
     seconds: float = 0.0  # wall time spent in earlier runs (a resumed task)
     discarded: bool = False  # the user declined to resume it
     notes: list[str] = Field(default_factory=list[str])  # the user's steer notes, for the planner
+    continued: list[Continued] = Field(default_factory=list[Continued])  # `continue`s, in order
+    updated: str = ""  # when it was last saved (which task is the latest: `continue`)
+
+    @property
+    def since(self) -> Continued:
+        """The latest continue (the limits count from it), or the task's start."""
+        return self.continued[-1] if self.continued else Continued(hint="", stopped="")
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -153,6 +176,7 @@ class TeamStore:
 
     def save(self, state: TeamState) -> None:
         ensure_dir(self.folder, within=self.root)
+        state.updated = now_iso()
         body = state.model_dump_json(indent=1).encode("utf-8")
         atomic_write_bytes(self.path(state.task_id), seal(KIND, body), within=self.root)
         if self.on_save is not None:
@@ -176,6 +200,25 @@ class TeamStore:
         if state.task_id != task_id:
             raise AgentLspError(f"the team checkpoint {path.name} names task {state.task_id}")
         return state
+
+    def all(self, warnings: list[str] | None = None) -> list[TeamState]:
+        """Every team task whose checkpoint is this user's, oldest first (by its last save);
+        the others are said in `warnings`."""
+        if not self.folder.is_dir():
+            return []
+        found: list[TeamState] = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                state = self.load(path.stem)
+            except AgentLspError as exc:
+                if warnings is not None:
+                    warnings.append(str(exc))
+                continue
+            if not state.updated:  # saved before the field: the file's time
+                stamp = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+                state.updated = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            found.append(state)
+        return sorted(found, key=lambda s: (s.updated, s.task_id))
 
     def pending(self, warnings: list[str] | None = None) -> TeamState | None:
         """The newest team task that did not reach DONE or FAILED (a crash cut it short);

@@ -1,9 +1,14 @@
-"""The user's steer notes in a team task (`agentLsp.steer`, `AGENT:` lines, through
-`Session.steer`): each note goes to every role running when it comes (taken into its
-conversation at its next step, as the single agent's) and is kept in the team's checkpoint
-(`TeamState.notes`) for the planner, which is given every note so far at each later call.
-A note may come from any thread (the language server's loop): the team's own loop moves the
-kept notes into its state."""
+"""The user in a running team task, through `Session.steer` and the roles' controls.
+
+Steer notes (`agentLsp.steer`, `AGENT:` lines): each note goes to every role running when it
+comes (taken into its conversation at its next step, as the single agent's) and is kept in the
+team's checkpoint (`TeamState.notes`) for the planner, which is given every note so far at each
+later call. A note may come from any thread (the language server's loop): the team's own loop
+moves the kept notes into its state.
+
+`ask_user` (the planner's and the editor's tool): a role's question goes to the user through
+the role's own channel, named by its role and step ("[editor s1] …"), answered through the
+editor's prompt as the single agent's."""
 
 from __future__ import annotations
 
@@ -21,9 +26,11 @@ class TeamControl(TaskControl):
         self.running: list[TaskControl] = []  # the controls of the roles running now
         self._kept: deque[str] = deque()  # for the planner, until the team's loop takes them
 
-    def role(self, label: str) -> TaskControl:
-        """A control for one role run (register it with `started`, drop it with `ended`)."""
-        return TaskControl(self.channel, self.timeout, title=f"{self.title} ({label})")
+    def role(self, label: str, channel: EditorChannel | None = None) -> TaskControl:
+        """A control for one role run (put in `running` while it runs); `channel`: the role's
+        own (its `ask_user` questions go to the user through it, named by role and step)."""
+        where = channel if channel is not None else self.channel
+        return TaskControl(where, self.timeout, title=f"{self.title} ({label})")
 
     def steer(self, note: str) -> bool:
         note = " ".join(note.split())

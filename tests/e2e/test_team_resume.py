@@ -156,3 +156,61 @@ async def test_discard_marks_the_interrupted_team_task_discarded(
     assert TeamStore(root).pending() is None
     assert fake_openai.requests == []
     assert (root / "notes.txt").read_text() == "todo\n"
+
+
+async def test_a_failed_team_task_continues_with_the_hint_from_the_editor(
+    tmp_path: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
+) -> None:
+    root = project(tmp_path)
+    hint = "HINT-3: no check to run, mark the todo list done instead"
+    check = {"id": "s2", "goal": "run the list check", "files": ["todo.txt"], "role": "run"}
+    fake_openai.script_for(COMMANDER, record_reply())
+    fake_openai.script_for(
+        PLANNER,
+        plan_reply(STEPS[0], check),
+        plan_reply({"id": "s3", "goal": "mark the todo list done", "files": ["todo.txt"]}),
+    )
+    fake_openai.script_for(locate_marker("s1"), locate_reply(), locate_reply())
+    fake_openai.script_for(step_marker("s1"), *edit("notes.txt"))
+    fake_openai.script_for(step_marker("s2"), Reply("nothing to run"))
+    fake_openai.script_for(locate_marker("s3"), locate_reply(), locate_reply())
+    fake_openai.script_for(step_marker("s3"), *edit("todo.txt"))
+    fake_openai.script_for(REVIEWER, review([]))
+    async with editor_session("vscode", root, server_env) as client:
+        uri = client.open(root / "notes.txt")
+        run = t.ExecuteCommandParams(
+            command="agentLsp.runTask", arguments=[{"task": TASK, "team": True}]
+        )
+        started = await client.workspace_execute_command_async(run)
+        assert isinstance(started, dict) and "taskId" in started, started
+        task_id = started["taskId"]
+        failed = await client.wait_for_message("agent-lsp: failed: failed in EXECUTING", 120)
+        assert f"continue task {task_id} with a hint" in failed.message
+        whole = t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0))
+        actions = await client.text_document_code_action_async(
+            t.CodeActionParams(
+                text_document=t.TextDocumentIdentifier(uri=uri),
+                range=whole,
+                context=t.CodeActionContext(diagnostics=[]),
+            )
+        )
+        offered = [a for a in actions or [] if a.title == "Agent: continue the stopped task…"]
+        assert len(offered) == 1
+        go_on = t.ExecuteCommandParams(
+            command="agentLsp.continue", arguments=[{"taskId": task_id, "hint": hint}]
+        )
+        assert await client.workspace_execute_command_async(go_on) == {"taskId": task_id}
+        done = await client.wait_for_message("agent-lsp: completed", timeout=120)
+        again = t.ExecuteCommandParams(command="agentLsp.continue", arguments=[{"hint": "more"}])
+        refused = await client.workspace_execute_command_async(again)
+    assert done.message.startswith("agent-lsp: completed: done: 2 steps (s1, s3)")
+    assert "ended DONE: nothing to continue" in str(refused)
+    planners = [
+        r for r in fake_openai.requests if PLANNER in str(r["messages"][1].get("content", ""))
+    ]
+    assert len(planners) == 2
+    assert f"The user's hint: {hint}" in planners[1]["messages"][1]["content"]
+    assert "step failed: s2: the executor ran no command" in planners[1]["messages"][1]["content"]
+    assert count(fake_openai, step_marker("s1")) == 3  # s1 not run again
+    state = saved(root)
+    assert state["phase"] == "DONE" and [c["hint"] for c in state["continued"]] == [hint]

@@ -73,9 +73,9 @@ async def test_each_role_is_sent_its_own_tools_and_a_short_system_prompt_and_sma
     # each role's requests carry its own tool schemas only
     expected = {
         COMMANDER: {"read_file", "list_files", "search_text"},
-        PLANNER: {"read_file", "list_files", "search_text"},
+        PLANNER: {"read_file", "list_files", "search_text", "ask_user"},
         "[team role: retriever]": {"read_file", "search_text", "find_symbol"},
-        "[team role: editor]": {"read_file", "edit_file", "write_file"},
+        "[team role: editor]": {"read_file", "edit_file", "write_file", "ask_user"},
         REVIEWER: {"read_file"},  # given the diff: no edit, write, run or git tools
     }
     for marker, tools in expected.items():
