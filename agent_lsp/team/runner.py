@@ -88,6 +88,7 @@ class RoleRunner:
         memory = self.memory.for_role(role.keys)  # the parts its keys name
         agent.hooks = RoleLog(self.host.record, self.state.task_id, role.name, label, memory)
         agent.verifier = None  # the team verifies the merged result, in VERIFYING
+        agent.review_check = None  # and reviews it, in REVIEWING (its reviewer role)
         reserved = self.budget.reserve(role.name, parts)
         agent.limits = replace(agent.limits, max_tokens=reserved)
         kind = TaskKind.TASK if acts else TaskKind.EXPLAIN
