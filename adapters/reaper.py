@@ -23,6 +23,7 @@ __all__ = ["TREE_MARK", "end_strays", "new_token", "subreaper"]
 TREE_MARK = "AGENT_LSP_PROCESS_TREE"  # the environment variable holding a run's token
 _PR_SET_CHILD_SUBREAPER = 36
 _state: list[bool] = []
+_UNSURE_WAIT = 2.0  # how long an environment that cannot be read yet is read again
 
 
 def subreaper() -> bool:
@@ -60,12 +61,19 @@ def _processes() -> dict[int, tuple[int, str]]:
     return out
 
 
-def _marked(pid: int, token: str) -> bool:
+def _marked(pid: int, token: str) -> bool | None:
+    """Whether the process's environment carries `token`; None while that cannot be told yet:
+    an environment that reads empty (a process in the middle of `exec`, its new image's stack
+    not set up yet: right after its parent exits this is the common case) or cannot be read."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:  # noqa: PTH123
             data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return False  # gone
     except OSError:
-        return False
+        return None
+    if not data:
+        return None
     return f"\0{TREE_MARK}={token}\0".encode() in b"\0" + data + b"\0"
 
 
@@ -86,14 +94,19 @@ def end_strays(token: str, rounds: int = 50) -> int:
     exited direct child is its spawner's to reap."""
     me = os.getpid()
     killed: set[int] = set()
-    for _ in range(rounds):
+    unsure_until = time.monotonic() + _UNSURE_WAIT
+    for _ in range(rounds + int(_UNSURE_WAIT / 0.02)):
         procs = _processes()
-        strays = [
-            pid
-            for pid, (ppid, state) in procs.items()
-            if ppid == me and state != "Z" and (pid in killed or _marked(pid, token))
-        ]
-        if not strays:
+        strays: list[int] = []
+        unsure = False
+        for pid, (ppid, state) in procs.items():
+            if ppid != me or state == "Z":
+                continue
+            mark = True if pid in killed else _marked(pid, token)
+            if mark:
+                strays.append(pid)
+            unsure = unsure or mark is None
+        if not strays and not (unsure and time.monotonic() < unsure_until):
             break
         for pid in _tree(strays, procs):
             with contextlib.suppress(OSError):
