@@ -108,11 +108,12 @@ PACKAGE_STORES = (
 
 def linked_toolchains(roots: Iterable[Path], home: Path | None = None) -> tuple[Path, ...]:
     """Where a project's dependencies link to outside it: a `.venv` that is a link (uv, a
-    shared environment) to a virtualenv (one holding `pyvenv.cfg`), and the entries of
-    `node_modules` that are links (pnpm's global store, a shared install) to an npm package
-    (a folder holding `package.json`) inside a `node_modules` folder or a package store of
-    the home — shown back read-only when they are in a home, like the toolchains
-    (`toolchain_dirs` drops any credential folder among them). The links are the
+    shared environment) to a virtualenv (one holding `pyvenv.cfg`), a `node_modules` that is
+    a link to another `node_modules`, and the entries of `node_modules` that are links
+    (pnpm's global store, a shared install) to an npm package (a folder holding
+    `package.json`) inside a `node_modules` folder or a package store of the home, or to a
+    `node_modules`'s `.bin` or scope folder — shown back read-only when they are in a home,
+    like the toolchains (`toolchain_dirs` drops any credential folder among them). The links are the
     repository's: anything else they name (`~/.config/github-copilot`, the home itself) is
     not shown, nor a folder that is, holds or lies in one of agent-lsp's own."""
     home = Path(os.path.realpath(home or Path.home()))
@@ -123,7 +124,7 @@ def linked_toolchains(roots: Iterable[Path], home: Path | None = None) -> tuple[
                 real = Path(os.path.realpath(root / name))
                 if (real / "pyvenv.cfg").is_file():
                     found.append(real)
-        found += [p for p in _linked_modules(root / "node_modules") if _a_package(p, home)]
+        found += [p for p in _linked_modules(root / "node_modules") if _module_part(p, home)]
     own = own_folders()
     return tuple(
         p
@@ -132,9 +133,18 @@ def linked_toolchains(roots: Iterable[Path], home: Path | None = None) -> tuple[
     )
 
 
-def _a_package(folder: Path, home: Path) -> bool:
-    """An installed npm package: `package.json` in a folder inside a `node_modules` or a
-    package store."""
+def _module_part(folder: Path, home: Path) -> bool:
+    """What a link in or for `node_modules` may show back: an installed npm package
+    (`package.json` in a folder inside a `node_modules` or a package store), a whole
+    `node_modules` folder, or one's scope folder (`@scope`) or `.bin`."""
+    if not folder.is_dir():
+        return False
+    if folder.name == "node_modules":
+        return True
+    if folder.parent.name == "node_modules" and (
+        folder.name == ".bin" or folder.name.startswith("@")
+    ):
+        return True
     if not (folder / "package.json").is_file():
         return False
     if "node_modules" in folder.parts[:-1]:
@@ -143,7 +153,11 @@ def _a_package(folder: Path, home: Path) -> bool:
 
 
 def _linked_modules(folder: Path) -> list[Path]:
+    """The link targets of a `node_modules` (itself a link, or its entries and the packages
+    of its real scope folders)."""
     out: list[Path] = []
+    if folder.is_symlink():
+        out.append(Path(os.path.realpath(folder)))
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)[:MAX_LINKS]
     except OSError:

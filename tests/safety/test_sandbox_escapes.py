@@ -321,6 +321,48 @@ async def test_dependencies_linked_into_the_home_are_shown_back_read_only(
     assert (store / "index.js").read_text() == "module.exports = 'padded';\n"  # read-only
 
 
+def _shared_install(root: Path) -> Path:
+    """An npm install in the home: a package, a scoped one and the bin link to the first."""
+    modules = root / "node_modules"
+    (modules / "runner/bin").mkdir(parents=True)
+    (modules / "runner/package.json").write_text('{"name": "runner"}\n')
+    (modules / "runner/bin/run.js").write_text("#!/bin/sh\necho runner-ran\n")
+    (modules / "runner/bin/run.js").chmod(0o755)
+    (modules / "@scope/core").mkdir(parents=True)
+    (modules / "@scope/core/package.json").write_text('{"name": "@scope/core"}\n')
+    (modules / "@scope/core/index.js").write_text("module.exports = 'core';\n")
+    (modules / ".bin").mkdir()
+    (modules / ".bin/run").symlink_to("../runner/bin/run.js")
+    return modules
+
+
+@pytest.mark.parametrize("shape", ["entries", "folder"])
+async def test_a_shared_install_linked_whole_or_entry_by_entry_runs_inside(
+    outside: Layout, shape: str
+) -> None:
+    """A project whose `node_modules` entries link to a shared install in the home, each
+    (its scope folders and `.bin` too, as `ln -s shared/node_modules/* node_modules/`
+    makes them), or whose `node_modules` is itself a link to one: the runner behind
+    `.bin` starts and the scoped package it needs loads, read-only (jest's `@jest/core` and
+    vitest's `.bin/vitest` could not be found in the sandbox)."""
+    shared = _shared_install(outside.home / "cache/installs/app")
+    if shape == "entries":
+        (outside.ws / "node_modules").mkdir()
+        for entry in shared.iterdir():
+            (outside.ws / "node_modules" / entry.name).symlink_to(entry)
+    else:
+        (outside.ws / "node_modules").symlink_to(shared)
+    shell = shell_for(require_sandbox(outside.home, outside.ws.parent), outside)
+    result = await run(
+        shell,
+        outside,
+        "node_modules/.bin/run; cat node_modules/@scope/core/index.js;"
+        " echo more > node_modules/@scope/core/index.js",
+    )
+    assert "runner-ran" in result.output and "core" in result.output, result.output
+    assert (shared / "@scope/core/index.js").read_text() == "module.exports = 'core';\n"
+
+
 @pytest.mark.parametrize(
     ("target", "package"),
     [
