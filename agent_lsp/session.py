@@ -31,7 +31,7 @@ from agent_lsp.loop.done import (
 from agent_lsp.loop.hooks import Limits, ReviewCheck
 from agent_lsp.loop.outputs import OutputKeeper
 from agent_lsp.loop.prompt import with_notes
-from agent_lsp.loop.small import SMALL_TOOLS, is_small
+from agent_lsp.loop.small import SMALL_ATTEMPTS, SMALL_TOOLS, is_small
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import Verifier, new_shadow_dir
 from agent_lsp.memory import (
@@ -484,6 +484,7 @@ class Session:
             max_tokens=self.settings.max_tokens,
             context_window=self.settings.model.context_window or DEFAULT_CONTEXT_WINDOW,
             words_in_row=3 if small else 2,
+            attempts=self.settings.max_attempts or (SMALL_ATTEMPTS if small else 0),
             check_after_edit=check is CheckAfterEdit.ON or (check is CheckAfterEdit.AUTO and small),
         )
         toolbox = ToolBox(

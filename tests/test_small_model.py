@@ -300,3 +300,79 @@ async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     sent = [r.get("temperature") for r in fake_openai.requests]
     assert sent == [0.0, 0.5, 1.0, 0.0], sent  # the last: after the edit that changed calc.py
+
+
+def _wrong(before: str, n: int) -> Reply:
+    """The whole of calc.py back with a different wrong mean (each one an edit that lands)."""
+    wrong = f"    return sum(values) / (len(values) + {n + 1})\n"
+    return Reply(f"calc.py\n```python\n{before.replace(BUG, wrong)}```\n")
+
+
+async def test_a_small_model_stops_after_four_tries_that_leave_the_tests_failing(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Wrong fixes, each a real change, with echoes of the file in between (seen with the real
+    model: edit, the same again twice, a warmer other edit... 13 calls, 51k tokens): replies
+    that tried a fix count in all, not in a row, and the fourth ends the task, saying so."""
+    before = (project / "calc.py").read_text()
+    fake_openai.script(_wrong(before, 1), Reply(f"calc.py\n```python\n{before}```\n"))
+    fake_openai.default_reply = _wrong(before, 2)
+    session = small(project, fake_openai)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.FAILED
+    assert outcome.stop_reason == "attempts", outcome.summary
+    assert outcome.summary.startswith("stopped: 4 tries at a fix (maxAttempts), not done:")
+    assert len(fake_openai.requests) == 4
+    assert "(len(values) + 3)" in (project / "calc.py").read_text()  # the last try stays
+
+
+async def test_tries_through_tool_calls_count_when_the_tests_judged_them(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """A model that edits through edit_file: each edit whose affected tests fail is a try;
+    `maxAttempts` set by the user ends the task at the second."""
+    calls = [
+        Reply(
+            tool_calls=[
+                ToolCall("edit_file", {"path": "calc.py", "old_text": old, "new_text": new})
+            ]
+        )
+        for old, new in [
+            (BUG, BUG.replace("+ 1", "+ 2")),
+            (BUG.replace("+ 1", "+ 2"), BUG.replace("+ 1", "+ 3")),
+        ]
+    ]
+    fake_openai.script(*calls, Reply("Fixed."))
+    session = make_session(
+        project,
+        fake_openai.base_url,
+        model={**_model(fake_openai), "profile": "small"},
+        maxAttempts=2,
+    )
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.stop_reason == "attempts", outcome.summary
+    assert outcome.summary == "stopped: 2 tries at a fix (maxAttempts), not done"
+    assert len(fake_openai.requests) == 2
+    assert BUG.replace("+ 1", "+ 3") in (project / "calc.py").read_text()
+
+
+async def test_the_full_profile_has_no_limit_of_tries_unless_set(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    before = (project / "calc.py").read_text()
+    fixed = Reply(f"calc.py\n```python\n{before.replace(BUG, FIX)}```\n")
+    fake_openai.script(*[_wrong(before, n) for n in range(1, 6)], fixed)
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    asked = [
+        r for r in fake_openai.requests if not r["messages"][-1]["content"].startswith("Task:")
+    ]
+    assert len(asked) == 6  # five tries and the fix (besides a summary of old turns)
+    assert (project / "calc.py").read_text().count(FIX) == 1

@@ -450,6 +450,14 @@ class Settings(_Section):
     )
     sandbox: SandboxSettings = Field(default_factory=lambda: SandboxSettings.model_validate({}))
     max_steps: int = Field(25, ge=1, le=500, description="Most model turns one task may take.")
+    max_attempts: int = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Most replies that try a fix and leave the tests failing before a task "
+        "stops (as aider's reflections do); 0: 4 for the small-model profile (a small model "
+        "that has not fixed it in four tries rarely does in ten), no limit otherwise.",
+    )
     tool_timeout: float = Field(60.0, gt=0, description="Seconds before a tool call is stopped.")
     edit_timeout: float = Field(
         10.0,

@@ -45,6 +45,7 @@ Rule = Literal["free", "same", "off", "on", "stricter", "subset", "args", "never
 UNTRUSTED_RULES: dict[tuple[str, ...], Rule] = {
     ("applyMode",): "stricter",
     ("maxSteps",): "free",
+    ("maxAttempts",): "free",
     ("toolTimeout",): "free",
     ("editTimeout",): "free",
     ("maxTokens",): "free",

@@ -145,6 +145,7 @@ class Agent:
         self._shown: list[str] = []  # the code files its first look showed
         self._idle = 0  # replies in a row in words only while the task is not done
         self._unusable = 0  # replies in a row whose tool call or edit could not be used
+        self._attempts = 0  # replies that tried a fix and left the task not done (in all)
         self._echoed = False  # a small model wrote a file back unchanged: answer in blocks now
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
@@ -202,11 +203,14 @@ class Agent:
                     MIN_TEMPERATURE.reset(warmer)
                 if reply.tool_calls:
                     self._idle = self._unusable = 0
+                    before = self._attempts
                     await self._run_tools(reply.tool_calls, step)
                     self._remind_of_state(reply.tool_calls)
                     await self._checkpoint(step)
                     if loop := self.guard.looping():
                         return self._outcome(TaskStatus.PAUSED, f"paused: {loop}", step, "loop")
+                    if over := self._attempts_over(step, tried=before < self._attempts):
+                        return over
                     continue
                 found = self._words_edits(reply)
                 applied = await self._apply_words(found, step) if found.edits else ""
@@ -266,15 +270,21 @@ class Agent:
         call or an edit that could not be used gets the exact syntax (`format_errors` of those
         in a row stop the task); one in words only, the failures (`words_in_row`)."""
         problems = [*([reply.format_error] if reply.format_error else []), *found.problems]
-        if applied.startswith(FAILED_WORDS) or problems or attempted(reply.content):
+        unusable = applied.startswith(FAILED_WORDS) or bool(problems) or attempted(reply.content)
+        tried = unusable or bool(applied)  # a try at a fix, and the task is not done
+        self._attempts += tried
+        left = self.limits.format_errors - (self._unusable + 1)
+        if unusable:
             self._unusable += 1
-            left = self.limits.format_errors - self._unusable
             if left <= 0:
                 summary = (
                     f"stopped: {self._unusable} replies in a row without a usable tool call "
                     f"or edit{cut}: {_quote(reply.content)}"
                 )
                 return self._outcome(TaskStatus.FAILED, summary, step, "malformed calls")
+        if over := self._attempts_over(step, tried, f"{cut}: {_quote(reply.content)}"):
+            return over
+        if unusable:
             failures = feedback.replace(WORDS_ONCE, "").strip()
             told = correction(problems, left, syntax=not self.small)
             return f"{failures}\n\n{told}" if failures else told
@@ -286,6 +296,14 @@ class Agent:
             summary = f"stopped: the model did not continue{cut}: {_quote(reply.content)}"
             return self._outcome(TaskStatus.FAILED, summary, step, "model stopped")
         return feedback.replace(WORDS_ONCE, _words_left(left))
+
+    def _attempts_over(self, step: int, tried: bool, said: str = "") -> TaskOutcome | None:
+        """The task's outcome once a reply that tried a fix reached `attempts` such replies
+        (each left the tests failing); None before, or without a limit."""
+        if not tried or not 0 < self.limits.attempts <= self._attempts:
+            return None
+        summary = f"stopped: {self._attempts} tries at a fix (maxAttempts), not done{said}"
+        return self._outcome(TaskStatus.FAILED, summary, step, "attempts")
 
     async def _first_look(self, task: Task) -> FirstLook | None:
         """The small-model profile's first look: the tests run once and the files that
@@ -602,6 +620,7 @@ class Agent:
             await self._emit(EventKind.TOOL_RESULT, f"edit not checked: {exc}", step)
             return ""
         await self._emit(EventKind.TOOL_RESULT, f"after the edit: {report.summary()}", step)
+        self._attempts += not report.ok  # a try at a fix the tests judged
         return f"Checked after this edit, the tests affected by it ({shown}): " + (
             report.summary() if report.ok else format_report(report, limit=3)
         )

@@ -27,6 +27,7 @@ class Limits:
     remind_every: int = 10  # tool calls without a read of the task state before a reminder
     words_in_row: int = 2  # replies in words only, in a row, while the task is not done
     format_errors: int = 3  # replies in a row whose tool call or edit could not be used
+    attempts: int = 0  # replies that tried a fix and left the task not done (0: no limit)
     check_after_edit: bool = False  # an edit's result carries the affected tests' verdict
 
 

@@ -82,6 +82,7 @@ def how_to_answer(code: dict[str, str], blocks: bool = False) -> str:
 SMALL_TOOLS = frozenset(
     {"read_file", "list_files", "search_text", "edit_file", "write_file", "run_tests"}
 )
+SMALL_ATTEMPTS = 4  # replies that try a fix and leave the tests failing (aider: 1 + 3 reflections)
 MAX_TEST_FILES = 50  # the whole suite runs for the first look only in a project this small
 MAX_WALK = 5_000  # files looked at to find a file the task names by its name only
 SKIP_DIRS = frozenset(
