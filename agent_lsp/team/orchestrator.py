@@ -19,6 +19,14 @@ from agent_lsp.task import Task, TaskKind
 from agent_lsp.team.backtrack import Backtrack, StepUndo, failed_text, targets
 from agent_lsp.team.budget import Budget, per_role
 from agent_lsp.team.commander import command, diagnosis_summary
+from agent_lsp.team.decisions import (
+    append_log,
+    decide,
+    decisions_text,
+    handover,
+    previous_handover,
+    user_notes,
+)
 from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.memory import load_context
@@ -29,7 +37,17 @@ from agent_lsp.team.proceed import continued_text, reopen
 from agent_lsp.team.review import merged, read_review, review_checks
 from agent_lsp.team.roles import PLANNER, REVIEWER
 from agent_lsp.team.runner import RoleRunner
-from agent_lsp.team.state import FINAL, Phase, RoleUsage, Step, StepStatus, TeamState, TeamStore
+from agent_lsp.team.state import (
+    FINAL,
+    Decision,
+    DecisionKind,
+    Phase,
+    RoleUsage,
+    Step,
+    StepStatus,
+    TeamState,
+    TeamStore,
+)
 from agent_lsp.team.steer import TeamControl
 from agent_lsp.team.taskfile import TaskFile, key_event
 from agent_lsp.team.templates import template_text
@@ -103,7 +121,10 @@ class Orchestrator:
         self.undo: StepUndo | None = None
 
     async def run(self, instruction: str) -> TeamOutcome:
-        return await self._drive(self.store.new(instruction))
+        state = self.store.new(instruction)
+        state.previous = previous_handover(self.store, state.task_id)  # the last task's word
+        self.store.save(state)
+        return await self._drive(state)
 
     async def resume(self) -> TeamOutcome:
         """The newest team task a crash cut short, from the phase and step it stopped at."""
@@ -125,7 +146,7 @@ class Orchestrator:
         (`team/proceed.py`); the finished steps stay done."""
         state = self.store.load(task_id)  # signed by this user, or refused
         stopped = reopen(state, hint)
-        self.store.save(state)
+        await self._decide(state, "continued", f"continued ({stopped}) with the hint: {hint}")
         await self._say(
             f"team: continuing {state.task_id} ({stopped}) with the hint: "
             f"“{state.since.hint or 'go on with the task'}”: “{state.instruction}”"
@@ -134,6 +155,16 @@ class Orchestrator:
 
     async def _say(self, message: str) -> None:
         await self.channel.report(milestone(message))
+
+    async def _decide(self, state: TeamState, kind: DecisionKind, text: str) -> None:
+        """One of the team's decisions kept (`team/decisions.py`), checkpointed."""
+        await self._keep(state, [decide(state, kind, text)])
+
+    async def _keep(self, state: TeamState, decisions: list[Decision]) -> None:
+        self.store.save(state)
+        if (error := append_log(self.store, state, decisions)) is not None:
+            self.host.record("warn", "memory", message=error, task_id=state.task_id)
+            await self._say(f"WARN {error}")
 
     async def _move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         self.store.move(state, phase, reason)
@@ -193,6 +224,12 @@ class Orchestrator:
                 self.host.control = None
             state.seconds += time.monotonic() - started
             self.store.save(state)
+        if state.phase in FINAL:  # the hand-over for the next task
+            kept = user_notes(state)
+            end = "done" if state.phase is Phase.DONE else f"failed: {state.reason or 'stopped'}"
+            kept.append(decide(state, "ended", f"{end}; {state.verify_summary}".rstrip("; ")))
+            state.handover = handover(state)
+            await self._keep(state, kept)
         outcome = self._outcome(state)
         self.host.record(
             "task_end",
@@ -257,6 +294,7 @@ class Orchestrator:
         if not answer:
             record = state.record.render(state.instruction)
             runner.take_notes()
+            await self._keep(state, user_notes(state))
             offered = {
                 "record": record,
                 "template": template_text(state.record.type),
@@ -264,6 +302,8 @@ class Orchestrator:
                 "findings": "\n".join(state.open_findings),
                 "steer": "\n".join(f"- {note}" for note in state.notes),
                 "continued": continued_text(state),
+                "decisions": decisions_text(state),
+                "handover": state.previous,
             }
             outcome, _ = await runner.run(PLANNER, offered, "planner")
             if outcome.status is not TaskStatus.COMPLETED:
@@ -279,7 +319,8 @@ class Orchestrator:
         new_ids = [s.id for s in steps]
         if going_back:
             state.backtrack = answer
-            self.store.save(state)
+            gone = ", ".join(s.id for s in going_back)
+            await self._decide(state, "undone", f"undo {gone}: {why or 'the planner traced it'}")
             assert self.undo is not None
             back = Backtrack(self.undo, self.store, self.channel)
             failed = await back.go_back(going_back, why or "the planner traced it", new_ids)
@@ -310,11 +351,15 @@ class Orchestrator:
                 await self._move(state, Phase.FAILED, why)
                 return
             state.test_replans += 1
-            await self._move(state, Phase.PLANNING, "; ".join(s.note for s in failing))
+            why = "; ".join(s.note for s in failing)
+            await self._decide(state, "re-planned", f"the tester's tests failed: {why}")
+            await self._move(state, Phase.PLANNING, why)
         elif stale and state.replans - state.since.replans >= MAX_REPLANS:
             await self._move(state, Phase.FAILED, f"still conflicting after {MAX_REPLANS} re-plans")
         elif stale:
             state.replans += 1
+            why = "; ".join(f"{s.id}: {s.note}" for s in stale)
+            await self._decide(state, "re-planned", f"stale steps: {why}")
             await self._move(state, Phase.PLANNING, "; ".join(s.note for s in stale))
         elif waiting := [s.id for s in state.steps if s.status is StepStatus.PENDING]:
             await self._move(state, Phase.FAILED, f"steps that cannot run: {', '.join(waiting)}")
@@ -382,6 +427,7 @@ class Orchestrator:
             return
         state.review_round += 1
         state.open_findings = texts  # the planner turns them into steps
+        await self._decide(state, "rejected", "the reviewer rejected: " + "; ".join(texts))
         n = state.review_round
         await self._move(state, Phase.PLANNING, f"review round {n}: {len(findings)} findings")
 

@@ -90,6 +90,8 @@ PLANNER = Role(
         "findings",
         "continued",
         "steer",
+        "decisions",
+        "handover",
         "rules",
         "experience",
         "init_steps",

@@ -29,6 +29,8 @@ TITLES = {
     "findings": "Review findings: plan the steps that resolve them",
     "continued": "The task stopped before; the user continues it with a hint",
     "steer": "Notes from the user, sent while the team worked (oldest first)",
+    "decisions": "The team's decisions in this task so far (oldest first)",
+    "handover": "The hand-over of the team's previous task on this project",
 }
 
 

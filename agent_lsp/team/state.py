@@ -107,6 +107,17 @@ class Continued(BaseModel):
     seconds: float = 0.0
 
 
+DecisionKind = Literal["re-planned", "rejected", "user", "continued", "undone", "ended"]
+
+
+class Decision(BaseModel):
+    """One of the team's decisions (`team/decisions.py`)."""
+
+    at: str
+    kind: DecisionKind
+    text: str
+
+
 class TeamState(BaseModel):
     task_id: str
     instruction: str
@@ -134,6 +145,11 @@ class TeamState(BaseModel):
     notes: list[str] = Field(default_factory=list[str])  # the user's steer notes, for the planner
     continued: list[Continued] = Field(default_factory=list[Continued])  # `continue`s, in order
     updated: str = ""  # when it was last saved (which task is the latest: `continue`)
+    decisions: list[Decision] = Field(default_factory=list[Decision])  # the newest, in order
+    decisions_dropped: int = 0  # older decisions no longer kept
+    notes_decided: int = 0  # the steer notes already kept as decisions
+    previous: str = ""  # the hand-over of the team task before this one, when it began
+    handover: str = ""  # what this task hands the next one, once it ended
 
     @property
     def since(self) -> Continued:

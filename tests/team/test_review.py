@@ -77,7 +77,8 @@ async def test_a_whitespace_error_and_a_secret_become_findings_and_planned_steps
     planner = requests_of(fake_openai, PLANNER)
     assert len(planner) == 2
     told = first_user(planner[1]).split("## Review findings: plan the steps that resolve them\n")
-    assert len(told[1].strip().splitlines()) == 2
+    findings = told[1].split("\n## ")[0]  # the section alone (the decisions follow)
+    assert len(findings.strip().splitlines()) == 2
     assert WHITESPACE in told[1] and SECRET in told[1]
     # the second review saw a clean diff and no findings
     second_review = first_user(requests_of(fake_openai, REVIEWER)[1])

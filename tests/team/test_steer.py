@@ -75,7 +75,11 @@ async def test_a_steer_note_reaches_the_running_role_and_the_planners_next_call(
     assert (
         "## Notes from the user, sent while the team worked (oldest first)\n- " + NOTE
     ) in first_user(planners[-1])
-    assert TeamStore(shapes).load(outcome.task_id).notes == [NOTE]
+    state = TeamStore(shapes).load(outcome.task_id)
+    assert state.notes == [NOTE]
+    kept = [(d.kind, d.text) for d in state.decisions]  # the memory role kept it, once
+    assert kept.count(("user", f"the user said: {NOTE}")) == 1, kept
+    assert f"- user: the user said: {NOTE}" in first_user(planners[-1])
     assert session.control is None  # the team is over: a note now reaches nothing
     assert not session.steer("too late")
 
