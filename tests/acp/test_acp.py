@@ -127,7 +127,8 @@ async def acp_agent(
             "acp",
             *args,
             env=env,
-            transport_kwargs={"stderr": err.fileno()},
+            # a loaded machine may take more than the 2 s the SDK waits before SIGTERM
+            transport_kwargs={"stderr": err.fileno(), "shutdown_timeout": 30.0},
         ) as (conn, process):
             fs = FileSystemCapabilities(
                 write_text_file=client.writes, read_text_file=client.unsaved is not None
