@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -115,6 +116,14 @@ class StreamReader:
                 self.finish_reason = str(choice["finish_reason"])
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that closes its kept-alive connection as it exits (aider does) is no error."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # pyright: ignore[reportArgumentType]
+
+
 class CountingProxy:
     """`start()` serves on 127.0.0.1 (a free port); `base_url` is what harnesses are given."""
 
@@ -151,7 +160,7 @@ class CountingProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 proxy.forward(self, self.rfile.read(length))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
