@@ -114,6 +114,7 @@ def test_what_widens_the_agent_is_a_user_setting_only() -> None:
     assert window == {
         "trace.server",
         "maxSteps",
+        "maxAttempts",
         "toolTimeout",
         "editTimeout",
         "maxTokens",
