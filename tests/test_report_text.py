@@ -75,3 +75,32 @@ def test_frames_of_the_projects_own_code_all_stay() -> None:
     assert "at total (/home/u/app/cart.js:9:11)" in text
     assert "at Object.<anonymous> (/home/u/app/cart.test.js:4:10)" in text
     assert "left out" not in text
+
+
+UNITTEST_OUTPUT = """Traceback (most recent call last):
+  File "/usr/lib/python3.11/unittest/case.py", line 57, in testPartExecutor
+    yield
+  File "/usr/lib/python3.11/unittest/case.py", line 579, in _callTestMethod
+    if method() is not None:
+       ^^^^^^^^
+  File "/home/u/app/.venv/lib/python3.11/site-packages/plugin/wrap.py", line 9, in call
+    return f()
+  File "/home/u/app/test_stack.py", line 16, in test_peek_empty
+    Stack().peek()
+    ^^^^^^^^^^^^
+AttributeError: 'Stack' object has no attribute 'peek'
+"""
+
+
+def test_a_python_traceback_keeps_the_projects_frames_and_leaves_out_the_stdlibs() -> None:
+    """unittest's own case.py frames (seen in the benchmark: two of them, with their source
+    and ^^^ lines, before every unittest failure's own line) and an installed package's."""
+    text = format_report(report(UNITTEST_OUTPUT), tail=12)
+    assert text.splitlines()[2:] == [
+        "    Traceback (most recent call last):",
+        '      File "/home/u/app/test_stack.py", line 16, in test_peek_empty',
+        "        Stack().peek()",
+        "        ^^^^^^^^^^^^",
+        "    AttributeError: 'Stack' object has no attribute 'peek'",
+        "    [3 stack frames in dependencies left out]",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from adapters import TestReport
 from adapters.affected import is_test_file
@@ -20,6 +21,7 @@ from agent_lsp.loop.compaction import (
 from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_key
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, ReviewCheck, TaskHooks, UserTurns
+from agent_lsp.loop.keep import keep_left_out, may_drop
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
@@ -212,7 +214,7 @@ class Agent:
                     if over := self._attempts_over(step, tried=before < self._attempts):
                         return over
                     continue
-                found = self._words_edits(reply)
+                found = self._words_edits(reply, task)
                 applied = await self._apply_words(found, step) if found.edits else ""
                 if applied and not applied.startswith(FAILED_WORDS):
                     self._idle = self._unusable = 0
@@ -519,9 +521,10 @@ class Agent:
 
     # -- edits written in words, and the check after an edit ---------------------------------
 
-    def _words_edits(self, reply: ModelReply) -> Found:
+    def _words_edits(self, reply: ModelReply, task: Task) -> Found:
         """The edits a reply without a tool call wrote in words (none when the task may not
-        edit: its tool box has no edit_file)."""
+        edit: its tool box has no edit_file); a whole Python file that left out methods gets
+        them back unless the task may ask for one to go (`loop/keep.py`)."""
         if not reply.content or "edit_file" not in self.toolbox.tools:
             return Found([], [])
         ws = self.workspace
@@ -536,7 +539,10 @@ class Agent:
                 return None
 
         seen = [ws.relative(path) for path in ws.read_hashes]
-        return edits_in_words(reply.content, read, seen)
+        found = edits_in_words(reply.content, read, seen)
+        if may_drop(task.instruction):
+            return found
+        return replace(found, edits=[keep_left_out(edit) for edit in found.edits])
 
     async def _apply_words(self, found: Found, step: int) -> str:
         """Run the edits written in words as edit_file calls; what happened, for the model

@@ -224,12 +224,30 @@ _FOREIGN_FRAME = re.compile(
 )
 
 
+# A Python traceback entry in the standard library or an installed package: unittest's own
+# case.py frames came before every unittest failure's own line.
+_PY_FRAME = re.compile(r'^(\s*)File "([^"]+)", line \d+')
+_PY_FOREIGN = re.compile(r"[/\\](?:lib[/\\]python\d[\d.]*|site-packages|dist-packages)[/\\]")
+
+
 def _own_lines(text: str) -> str:
     """The output without the stack frames of dependencies and the runtime (one line says how
     many were left out)."""
-    rows = text.splitlines()
-    kept = [row for row in rows if not _FOREIGN_FRAME.match(row)]
-    left = len(rows) - len(kept)
+    kept: list[str] = []
+    left = 0
+    skipping: int | None = None  # the indent of a Python frame left out (its lines follow)
+    for row in text.splitlines():
+        indent = len(row) - len(row.lstrip())
+        if skipping is not None and row.strip() and indent > skipping:
+            continue  # the frame's source line and its ^^^ markers
+        skipping = None
+        if (frame := _PY_FRAME.match(row)) and _PY_FOREIGN.search(frame.group(2)):
+            skipping, left = len(frame.group(1)), left + 1
+            continue
+        if _FOREIGN_FRAME.match(row):
+            left += 1
+            continue
+        kept.append(row)
     if left:
         kept.append(f"[{left} stack frames in dependencies left out]")
     return "\n".join(kept)
