@@ -23,6 +23,7 @@ from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, ReviewCheck, TaskHooks, UserTurns
 from agent_lsp.loop.keep import keep_left_out, may_drop
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
+from agent_lsp.loop.scope import unseen_changes
 from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
@@ -639,6 +640,8 @@ class Agent:
         done, feedback, unverified = await self._check_tests(step, task)
         if done and not feedback and (said := await self._review(step)) is not None:
             return False, said, ""
+        if done and not feedback:
+            await self._flag_unseen(step, task)
         if not done or task.kind is not TaskKind.FIX or task.diagnostic is None:
             return done, feedback, unverified
         await self._emit(EventKind.TOOL_CALL, "checking: is the diagnostic gone?", step)
@@ -688,6 +691,21 @@ class Agent:
             "The task is not done: the tests pass, but the review of your change found:\n"
             f"{shown}\nFix these in the files you changed, then finish. {WORDS_ONCE}"
         )
+
+    async def _flag_unseen(self, step: int, task: Task) -> None:
+        """Flags, for the user's review, the changed files the task concerns by no sign (never
+        named, read or shown; see `scope`): said as it is found and in the outcome. Not sent
+        back to the model: the tests passed, and a small model told so undoes a right fix."""
+        if not self.workspace.changed_files or task.kind in (TaskKind.EXPLAIN, TaskKind.IMPROVE):
+            return
+        unseen = await asyncio.to_thread(unseen_changes, task, self.workspace, self.messages)
+        if not unseen:
+            self._checked.pop("unseen", None)
+            return
+        files = ", ".join(unseen[:5]) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+        said = f"review: changed {files}, which the task never named and the agent never read"
+        self._checked["unseen"] = said
+        await self._emit(EventKind.MESSAGE, said, step, unseen=unseen)
 
     async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
         """The tests affected by the changes first (the test files that import a changed
@@ -769,7 +787,7 @@ class Agent:
         """What was checked, for the outcome: "verified: …" or "not verified: …"."""
         parts = [
             self._checked[k]
-            for k in ("targeted", "full", "diagnostic", "review")
+            for k in ("targeted", "full", "diagnostic", "review", "unseen")
             if self._checked.get(k)
         ]
         if not parts:

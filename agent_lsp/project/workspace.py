@@ -43,6 +43,8 @@ class Workspace:
         self.policy = policy or CommandPolicy(channel, engine=SafetyPolicy(self.root))
         self.granted: set[Path] = set()  # secret files the user let the agent read
         self.read_hashes: dict[Path, str] = {}
+        self.looked_at: set[str] = set()  # files whose text the model was shown (relative)
+        self.created: set[str] = set()  # files the agent wrote that did not exist before
         self.changed_files: list[str] = []
         self.edit_count = 0
 
@@ -155,7 +157,18 @@ class Workspace:
         return read_disk_text(path)
 
     def note_read(self, path: Path, text: str) -> None:
+        """The model was shown `text` as `path` holds it (an edit then checks it is current)."""
         self.read_hashes[path] = text_hash(text)
+        self.looked_at.add(self.relative(path))
+
+    def _note_written(self, path: Path, text: str, existed: bool) -> None:
+        self.read_hashes[path] = text_hash(text)
+        self.edit_count += 1
+        rel = self.relative(path)
+        if not existed:
+            self.created.add(rel)
+        if rel not in self.changed_files:
+            self.changed_files.append(rel)
 
     def changed_since_read(self, path: Path, text: str) -> bool:
         seen = self.read_hashes.get(path)
@@ -176,12 +189,9 @@ class Workspace:
         decision = await self.policy.check_file(tool, self.guard.describe(path), write=True)
         if not decision.allowed:
             raise WorkspaceError(f"{self.relative(path)}: not written ({decision.decided_by})")
+        existed = path in self.channel.buffers() or await asyncio.to_thread(path.exists)
         await self.channel.apply_edit(path, new_text, label)
-        self.note_read(path, new_text)
-        self.edit_count += 1
-        rel = self.relative(path)
-        if rel not in self.changed_files:
-            self.changed_files.append(rel)
+        self._note_written(path, new_text, existed)
 
     async def write_bytes(self, path: Path, data: bytes, label: str) -> None:
         """Put exactly `data` back in the file (an undo): through the editor as text when the
@@ -199,12 +209,9 @@ class Workspace:
         decision = await self.policy.check_file("edit_file", self.guard.describe(path), write=True)
         if not decision.allowed:
             raise WorkspaceError(f"{self.relative(path)}: not written ({decision.decided_by})")
+        existed = await asyncio.to_thread(path.exists)
         await asyncio.to_thread(atomic_write_bytes, path, data)
-        self.note_read(path, text)
-        self.edit_count += 1
-        rel = self.relative(path)
-        if rel not in self.changed_files:
-            self.changed_files.append(rel)
+        self._note_written(path, text, existed)
 
     def overlays(self) -> dict[str, str]:
         """Open buffers inside the workspace, by relative POSIX path (for the shadow copy)."""
