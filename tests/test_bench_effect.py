@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from openai import OpenAI
+from openai import APIConnectionError, OpenAI
 
 from bench.effect.harnesses import (
     OUTCOME,
@@ -467,3 +467,47 @@ def test_the_proxy_waits_for_a_request_a_killed_run_left_and_keeps_its_label() -
         finally:
             proxy.stop()
     assert (call.label, call.prompt_tokens, call.completion_tokens) == ("killed/t/1", 700, 7)
+
+
+def test_a_server_that_dies_mid_reply_cuts_the_reply_and_prints_no_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The model server died in a streamed reply (a build its CPU could not run): the harness
+    sees the reply cut, the bench's output no traceback, and the call is still counted."""
+    import socket
+
+    upstream = socket.create_server(("127.0.0.1", 0))
+    port = upstream.getsockname()[1]
+
+    def die_mid_reply() -> None:
+        conn, _ = upstream.accept()
+        upstream.close()  # dead: nothing answers any more (its tokenizer neither)
+        with conn:
+            conn.recv(65536)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n"
+                b'2a\r\ndata: {"choices":[{"delta":{"content":"hel"}}]}\n\n\r\n'
+            )
+
+    serving = threading.Thread(target=die_mid_reply)
+    serving.start()
+    proxy = CountingProxy(f"http://127.0.0.1:{port}/v1")
+    proxy.start()
+    try:
+        client = OpenAI(api_key="x", base_url=proxy.base_url, max_retries=0)
+        proxy.label = "h/t/1"
+        with pytest.raises(APIConnectionError):
+            stream = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            for _ in stream:
+                pass
+        assert proxy.wait_idle(30) is True
+        (call,) = proxy.take()
+    finally:
+        proxy.stop()
+        serving.join(10)
+    assert call.label == "h/t/1" and call.stream
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err

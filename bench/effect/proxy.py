@@ -248,6 +248,8 @@ class CountingProxy:
             handler.wfile.flush()
         except OSError:
             pass  # the harness hung up (a timeout, a cancel): the call is still counted
+        except http.client.HTTPException:
+            handler.close_connection = True  # the server broke off (it died): so does the reply
         finally:
             conn.close()
         if chat:
