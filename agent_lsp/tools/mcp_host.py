@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import importlib
 import json
 import logging
@@ -108,6 +109,7 @@ class _Link:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
+    stale: bool = False  # the server said its tools changed (`notifications/tools/list_changed`)
 
 
 def program_folders(argv: Sequence[str], home: Path) -> tuple[Path, ...]:
@@ -293,8 +295,9 @@ class McpHost:
         return out
 
     async def tools(self, name: str) -> list[McpToolInfo]:
-        """The tools of server `name`, starting it if it has not started; `McpServerError`."""
-        link = await self._on_host(self._linked(name))
+        """The tools of server `name`, starting it if it has not started, listed again when it
+        said they changed; `McpServerError`."""
+        link = await self._on_host(self._listed(name))
         if link.tools is None:
             raise McpServerError(link.error or f"MCP server {name} did not start")
         return link.tools
@@ -369,11 +372,29 @@ class McpHost:
                 link.runner.cancel()
         return link
 
+    async def _listed(self, name: str) -> _Link:
+        link = await self._linked(name)
+        if link.stale and link.client is not None:
+            link.stale = False
+            skipped: list[str] = []
+            try:
+                link.tools = await _list_tools(link.client, skipped)
+            except Exception as exc:  # the server broke: its old list stands, said why
+                self._tell(name, "failed", f"its tools could not be listed again: {_one_line(exc)}")
+                return link
+            link.skipped = skipped
+            self._tell(name, "tools changed", ", ".join(t.name for t in link.tools)[:300])
+        return link
+
     async def _serve(self, link: _Link) -> None:
         """Start the server, list its tools, hold the connection until told to stop."""
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
-        from mcp.types import Implementation
+        from mcp.types import Implementation, ToolListChangedNotification
+
+        async def heard(message: object) -> None:
+            if isinstance(message, ToolListChangedNotification):
+                link.stale = True  # listed again when the tools are next asked for
 
         spec = link.spec
         errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
@@ -389,14 +410,20 @@ class McpHost:
             link.before = await asyncio.to_thread(link.shell.protected_now)  # before it runs
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             info = Implementation(name="agent-lsp", version=__version__)
-            async with Client(stdio_client(params, errlog=errlog), client_info=info) as client:
+            async with Client(
+                stdio_client(params, errlog=errlog), client_info=info, message_handler=heard
+            ) as client:
                 link.tools = await _list_tools(client, link.skipped)
+                listening = asyncio.create_task(_listen(client, link))
                 if link.skipped:
                     self._tell(spec.name, "skipped", skipped_note(link.skipped))
                 link.client = client
                 link.ready.set()
                 self._tell(spec.name, "started", self._how(link))
-                await link.stop.wait()
+                try:
+                    await link.stop.wait()
+                finally:
+                    listening.cancel()
         except SandboxError as exc:
             link.error = f"MCP server {spec.name} not started: {exc}"
         except McpServerError as exc:  # its program: not found, or the repository's
@@ -542,6 +569,18 @@ def _load_sdk() -> None:
     interpreter's shared AST state."""
     for name in _SDK_MODULES:
         importlib.import_module(name)
+
+
+async def _listen(client: Any, link: _Link) -> None:
+    """A server of the 2026-07-28 protocol says its tools changed on a `subscriptions/listen`
+    stream (an older one by a notification, `heard` in `_serve`): the next listing asks again.
+    A server that cannot listen, or a stream that ends, leaves the tools as listed."""
+    if str(getattr(client, "protocol_version", "") or "") < "2026-07-28":
+        return
+    with contextlib.suppress(Exception):
+        async with client.listen(tools_list_changed=True) as changes:
+            async for _ in changes:
+                link.stale = True
 
 
 async def _list_tools(client: Any, skipped: list[str]) -> list[McpToolInfo]:
