@@ -10,6 +10,7 @@ from adapters.extra import set_extra_args
 from adapters.go_runner import GoTestRunner
 from adapters.jest_runner import JestRunner
 from adapters.multi import CompositeAdapter, FolderAdapter, merge_reports
+from adapters.nodetest_runner import NodeTestRunner
 from adapters.pyenv import PythonEnv, python_env
 from adapters.pytest_runner import PytestRunner
 from adapters.results import (
@@ -39,6 +40,7 @@ __all__ = [
     "FolderAdapter",
     "GoTestRunner",
     "JestRunner",
+    "NodeTestRunner",
     "PlatformShell",
     "PosixShell",
     "PytestRunner",

@@ -13,6 +13,8 @@ from pathlib import Path
 from adapters.base import ToolchainAdapter
 from adapters.jest_runner import JestRunner
 from adapters.jsscript import invokes
+from adapters.node import runs_node_test
+from adapters.nodetest_runner import NodeTestRunner
 from adapters.results import TestFailure, TestReport, cap_text
 from adapters.shell import Shell
 from adapters.vitest_runner import VitestRunner
@@ -79,8 +81,9 @@ class CommandRunner:
 
 
 def command_adapter(command: str) -> ToolchainAdapter:
-    """The adapter for the `tests.command` setting: jest's or vitest's when the command runs
-    one of them (its options then count as the project's test script), else `CommandRunner`."""
+    """The adapter for the `tests.command` setting: jest's, vitest's or node --test's when the
+    command runs one of them (its options then count as the project's test script), else
+    `CommandRunner`."""
     if invokes(command, "vitest"):
         vitest = VitestRunner()
         vitest.script = command
@@ -89,4 +92,8 @@ def command_adapter(command: str) -> ToolchainAdapter:
         jest = JestRunner()
         jest.script = command
         return jest
+    if runs_node_test(command):
+        node = NodeTestRunner()
+        node.script = command
+        return node
     return CommandRunner(command)

@@ -12,6 +12,7 @@ from adapters.go_runner import GoTestRunner
 from adapters.jest_runner import JestRunner
 from adapters.multi import FolderAdapter
 from adapters.node import node_project
+from adapters.nodetest_runner import NodeTestRunner
 from adapters.pytest_runner import PytestRunner
 from adapters.unittest_runner import UnittestRunner, has_unittest_tests
 from adapters.vitest_runner import VitestRunner
@@ -85,8 +86,8 @@ def _node_choice(root: Path) -> tuple[ToolchainAdapter, str] | None:
     project = node_project(root)
     if project is None or project.runner is None:
         return None
-    adapter: ToolchainAdapter = JestRunner() if project.runner == "jest" else VitestRunner()
-    return adapter, project.runner_reason
+    adapters: dict[str, ToolchainAdapter] = {"jest": JestRunner(), "node-test": NodeTestRunner()}
+    return adapters.get(project.runner, VitestRunner()), project.runner_reason
 
 
 def _folder(root: Path, folder: str) -> list[Found]:

@@ -34,6 +34,8 @@ _LOCKFILES = (
     ("npm-shrinkwrap.json", "npm", "npm ci"),
 )
 _RUNNERS = ("vitest", "jest")
+# Node's own test runner in a test script: `node --test`, `node --import tsx --test test/`.
+_NODE_TEST = re.compile(r"(?:^|[\s;&|])node(?:\.exe)?\s+(?:\S+\s+)*?--test(?:\s|$|=)")
 _MISSING_PACKAGE = re.compile(
     r"Preset (\S+) not found|Test environment (\S+) cannot be found"
     r"|Module (\S+) in the transform option was not found"
@@ -61,7 +63,7 @@ class NodeProject:
 
     folder: Path
     package: dict[str, Any]
-    runner: str | None  # "jest" or "vitest"
+    runner: str | None  # "jest", "vitest" or "node-test" (`node --test`)
     runner_reason: str
     manager: str  # npm, yarn, pnpm or bun
     lockfile: Path | None
@@ -88,7 +90,7 @@ class NodeProject:
         """Why ``name`` cannot run here, with the command that fixes it; None if it can."""
         if shutil.which("node") is None:
             return "node is not on PATH: install Node.js 18+ (e.g. `apt-get install nodejs`)"
-        if self.find_bin(name, run_root) or self.find_bin(name):
+        if name == "node-test" or self.find_bin(name, run_root) or self.find_bin(name):
             return None
         where = self.install_folder
         if not any((p / "node_modules").is_dir() for p in (self.folder, where)):
@@ -115,6 +117,8 @@ class NodeProject:
         lock = f", lockfile {self.lockfile.name}" if self.lockfile else ", no lockfile"
         spaces = ", workspaces" if self.workspaces else ""
         modules = "present" if self.find_bin(self.runner or "") else "missing"
+        if self.runner == "node-test":
+            return f"Node project ({self.manager}); tests: node --test (found {self.runner_reason})"
         if self.runner is None:
             tests = "no jest or vitest found (looked at package.json and config files)"
         else:
@@ -149,11 +153,18 @@ class NodeProject:
         return f"{verb.get(self.manager, self.manager + ' add -D')} {name}"
 
 
+def runs_node_test(script: str) -> bool:
+    """Whether a test script runs Node's own test runner (``node --test …``)."""
+    return _NODE_TEST.search(script) is not None
+
+
 def _runner(folder: Path, package: dict[str, Any]) -> tuple[str | None, str]:
     script = _str_dict(package.get("scripts")).get("test", "")
     mentioned = [name for name in _RUNNERS if re.search(rf"\b{name}\b", script)]
     if len(mentioned) == 1:
         return mentioned[0], f"scripts.test: {script!r}"
+    if not mentioned and runs_node_test(script):
+        return "node-test", f"scripts.test: {script!r}"
     wrapped = _wrapped_runner(folder, script)
     if wrapped is not None:
         return wrapped

@@ -194,17 +194,17 @@ class TestSettings(_Section):
     args: list[str] = Field(
         [],
         description="Extra arguments given to the project's test runner on every run (pytest, "
-        "Django's manage.py test, jest, vitest, go test), after agent-lsp's own options and "
-        'before the targets, each as one argument, e.g. ["-p", "no:randomly"].',
+        "Django's manage.py test, jest, vitest, node --test, go test), after agent-lsp's own "
+        'options and before the targets, each as one argument, e.g. ["-p", "no:randomly"].',
     )
     command: str = Field(
         "",
         description="The command that runs the project's tests, for a runner agent-lsp does "
         "not detect (a wrapper script, a Makefile target); it replaces detection. A command "
-        "running jest or vitest is read like package.json's scripts.test (results per test, "
-        'e.g. "jest -c config/jest.config.js"); any other is judged by its exit code. It '
-        "runs in the shadow copy, under the sandbox like every test run; a repository's own "
-        "config sets it only there.",
+        "running jest, vitest or node --test is read like package.json's scripts.test (results "
+        'per test, e.g. "jest -c config/jest.config.js"); any other is judged by its exit '
+        "code. It runs in the shadow copy, under the sandbox like every test run; a "
+        "repository's own config sets it only there.",
     )
 
     check_after_edit: CheckAfterEdit = Field(
