@@ -157,3 +157,31 @@ def test_a_source_whose_test_the_agent_read_is_its_concern(tmp_path: Path) -> No
     )
     workspace.note_read(tmp_path / "tests/test_price.py", "seen")
     assert unseen_changes(task("make the failing test pass"), workspace, []) == ["other.py"]
+
+
+def test_what_the_harness_says_back_of_the_agent_s_own_edits_is_no_look(tmp_path: Path) -> None:
+    workspace = changed(tmp_path, {"stray.py": "x = 1\n", ".github/ci.yml": "on: push\n"}, [])
+    workspace.changed_files.extend(["stray.py", ".github/ci.yml"])
+    workspace.note_read(tmp_path / "stray.py", "x = 2\n", looked=False)  # shown back after it
+    messages = [
+        ChatMessage(role="user", content="Add validation for the signup form"),
+        ChatMessage(role="user", content="Applied the edits written in your reply:\n- stray.py"),
+        ChatMessage(role="user", content="[Summary of the earlier conversation]\nstray.py: x"),
+        ChatMessage(
+            role="assistant",
+            tool_calls=[Call(id="1", name="read_file", arguments='{"path": ".github/ci.yml"}')],
+        ),
+    ]
+    # `for (…) {` in a JS file is no method "for" the task's words name
+    (tmp_path / "form.js").write_text("for (let i = 0; i < 3; i++) {\n  go(i)\n}\n")
+    workspace.changed_files.append("form.js")
+    said = task("Add validation for the signup form")
+    assert unseen_changes(said, workspace, messages) == ["stray.py", "form.js"]
+
+
+def test_a_file_in_an_extra_root_is_not_judged_and_a_long_talk_stays_quick(tmp_path: Path) -> None:
+    workspace = changed(tmp_path, {"a.py": "x = 1\n"}, ["a.py", "/elsewhere/lib.py"])
+    talk = [ChatMessage(role="user", content="go")] + [
+        ChatMessage(role="user", content=f"src/file{n}.py:{n}: failed\n" * 200) for n in range(300)
+    ]
+    assert unseen_changes(task("go"), workspace, talk) == ["a.py"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -49,6 +50,8 @@ from agent_lsp.task import Task, TaskKind
 
 STEER_PREFIX = "A note from the user, sent while you work: "
 WORDS = 300  # how much of the model's own words an outcome quotes
+
+logger = logging.getLogger(__name__)
 
 
 def _quote(text: str | None) -> str:
@@ -607,7 +610,7 @@ class Agent:
             text = ws.read_text(path)
         except (AgentLspError, OSError, ValueError):
             return ""
-        ws.note_read(path, text)
+        ws.note_read(path, text, looked=rel not in ws.changed_files)  # its own edit: no look
         return f"\n{rel} as it is now:\n```\n{text.rstrip()}\n```"
 
     async def _check_edits(self, step: int) -> str:
@@ -698,14 +701,20 @@ class Agent:
         back to the model: the tests passed, and a small model told so undoes a right fix."""
         if not self.workspace.changed_files or task.kind in (TaskKind.EXPLAIN, TaskKind.IMPROVE):
             return
-        unseen = await asyncio.to_thread(unseen_changes, task, self.workspace, self.messages)
+        messages = list(self.messages)
+        try:
+            unseen = await asyncio.to_thread(unseen_changes, task, self.workspace, messages)
+        except Exception as exc:  # a review that breaks must not fail a task whose tests passed
+            logger.warning("the review of which files the task concerns failed: %r", exc)
+            return
         if not unseen:
             self._checked.pop("unseen", None)
             return
         files = ", ".join(unseen[:5]) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
         said = f"review: changed {files}, which the task never named and the agent never read"
+        if self._checked.get("unseen") != said:  # said once, again only when it changed
+            await self._emit(EventKind.MESSAGE, said, step, unseen=unseen)
         self._checked["unseen"] = said
-        await self._emit(EventKind.MESSAGE, said, step, unseen=unseen)
 
     async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
         """The tests affected by the changes first (the test files that import a changed

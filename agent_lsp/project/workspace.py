@@ -156,10 +156,13 @@ class Workspace:
             raise WorkspaceError(f"{self.relative(path)}: no such file")
         return read_disk_text(path)
 
-    def note_read(self, path: Path, text: str) -> None:
-        """The model was shown `text` as `path` holds it (an edit then checks it is current)."""
+    def note_read(self, path: Path, text: str, *, looked: bool = True) -> None:
+        """The model was shown `text` as `path` holds it (an edit then checks it is current);
+        `looked`: it counts as the model's look at the file (not a file of its own changes
+        the harness shows it back)."""
         self.read_hashes[path] = text_hash(text)
-        self.looked_at.add(self.relative(path))
+        if looked:
+            self.looked_at.add(self.relative(path))
 
     def _note_written(self, path: Path, text: str, existed: bool) -> None:
         self.read_hashes[path] = text_hash(text)
