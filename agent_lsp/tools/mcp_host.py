@@ -46,6 +46,7 @@ T = TypeVar("T")
 START_TIMEOUT = 30.0  # seconds a server gets to start and list its tools
 STOP_TIMEOUT = 8.0  # seconds `close` waits for the servers to end
 MAX_PAGES = 20  # tools/list pages read of one server
+MAX_TOOLS = 200  # tools kept of one server (the rest left out, as names said once)
 MAX_RESULT_CHARS = 1_000_000  # a result's text kept (the tool box then keeps head and tail)
 # A tool's name as the MCP spec suggests it: what a question shows and a rule names. Others
 # (blank-looking letters that pad a forged question, `__` tricks) are left out.
@@ -378,12 +379,19 @@ class McpHost:
             link.stale = False
             skipped: list[str] = []
             try:
-                link.tools = await _list_tools(link.client, skipped)
+                link.tools = await asyncio.wait_for(
+                    _list_tools(link.client, skipped), self.start_timeout
+                )
+            except TimeoutError:  # it said they changed and will not say what: the old list
+                self._tell(name, "failed", f"no new tool list within {self.start_timeout:.0f} s")
+                return link
             except Exception as exc:  # the server broke: its old list stands, said why
                 self._tell(name, "failed", f"its tools could not be listed again: {_one_line(exc)}")
                 return link
             link.skipped = skipped
             self._tell(name, "tools changed", ", ".join(t.name for t in link.tools)[:300])
+            if len(link.tools) >= MAX_TOOLS:
+                self._tell(name, "capped", f"only its first {MAX_TOOLS} tools are offered")
         return link
 
     async def _serve(self, link: _Link) -> None:
@@ -414,6 +422,8 @@ class McpHost:
                 stdio_client(params, errlog=errlog), client_info=info, message_handler=heard
             ) as client:
                 link.tools = await _list_tools(client, link.skipped)
+                if len(link.tools) >= MAX_TOOLS:
+                    self._tell(spec.name, "capped", f"only its first {MAX_TOOLS} tools are offered")
                 listening = asyncio.create_task(_listen(client, link))
                 if link.skipped:
                     self._tell(spec.name, "skipped", skipped_note(link.skipped))
@@ -590,6 +600,8 @@ async def _list_tools(client: Any, skipped: list[str]) -> list[McpToolInfo]:
     for _ in range(MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
         for tool in page.tools:
+            if len(tools) >= MAX_TOOLS:
+                continue  # said by the caller: only the first MAX_TOOLS are kept
             if not TOOL_NAME.fullmatch(str(tool.name)):
                 skipped.append(str(tool.name))
                 continue

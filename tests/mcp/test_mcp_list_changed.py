@@ -4,12 +4,12 @@ its start stood: "growing has no tool second"). Our own small server, through th
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 
-from agent_lsp.messages import EventKind
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.policy import ALLOW_ONCE
 from agent_lsp.tools.mcp_tools import McpCallArgs, McpToolsArgs
@@ -42,4 +42,32 @@ async def test_a_tool_the_server_adds_is_listed_again_and_called(tmp_path: Path)
     assert second.status.value == "success", second.error
     assert second.output == "second ran"
     assert len(channel.questions) == 2 and "second" in channel.questions[1]
-    assert not [e for e in channel.events if e.kind is EventKind.ERROR]
+    assert not [e for e in channel.events if "fail" in e.message or "not" in e.message]
+
+
+async def test_a_server_that_will_not_list_again_keeps_its_old_list_and_holds_nothing_up(
+    tmp_path: Path,
+) -> None:
+    session = session_with(
+        tmp_path, "http://127.0.0.1:9/v1", {"growing": {"command": [sys.executable, str(GROWING)]}}
+    )
+    channel = RecordingChannel()
+    channel.answers = [ALLOW_ONCE, ALLOW_ONCE]
+    try:
+        await session.start_mcp(channel)
+        host = session.mcp
+        assert host is not None
+        host.start_timeout = 2.0
+        found = {t.name: t for t in session.tools(Workspace(tmp_path, channel), channel)}
+        frozen = await found["mcp_call"].run(McpCallArgs(server="growing", tool="freeze"))
+        listed = await asyncio.wait_for(
+            found["mcp_tools"].run(McpToolsArgs(server="growing", query=None)), 30
+        )
+        again = await asyncio.wait_for(
+            found["mcp_call"].run(McpCallArgs(server="growing", tool="grow")), 30
+        )
+    finally:
+        await session.aclose()
+    assert frozen.output == "frozen"
+    assert '"tool": "grow"' in listed.output and '"tool": "freeze"' in listed.output
+    assert again.output == "grown"  # the old list still serves; the next listing asks again
