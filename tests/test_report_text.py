@@ -4,6 +4,8 @@ in the benchmark: a jest failure's excerpt was all jest-circus frames)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from adapters.results import TestFailure, TestReport
 from agent_lsp.loop.verify import format_report
 
@@ -57,11 +59,45 @@ def test_a_jest_failure_keeps_its_own_frame_and_leaves_out_jests() -> None:
         "FAILED cart.test.js::shipping under 50 at cart.test.js:8: "
         "Error: expect(received).toBe(expected) Expected: 15 Received: 10",
         "    Error: expect(received).toBe(expected) // Object.is equality",
-        "    ",
-        "    Expected: 15",
-        "    Received: 10",
         "        at Object.toBe (/home/u/app/cart.test.js:8:42)",
         "    [12 stack frames in dependencies left out]",
+    ]
+
+
+def test_lines_the_message_already_says_are_not_said_twice() -> None:
+    """jest's Expected and Received lines are in the FAILED line's message: the excerpt under
+    it keeps only what the message does not say (a small model was sent both, ~10% of its
+    first request)."""
+    text = format_report(report(JEST_OUTPUT), tail=12)
+    assert text.count("Expected: 15") == text.count("Received: 10") == 1
+    assert "\n    \n" not in text  # no blank line left where they were
+
+
+def test_the_same_failure_again_is_named_not_shown_again() -> None:
+    """Three tests failing with one error at one line (a stub that raises): its output is
+    shown once, the others name the test and say so."""
+    stub = "def clamp(v, lo, hi):\n>       raise NotImplementedError\nE       NotImplementedError"
+    failures = tuple(
+        TestFailure(
+            test_id=f"test_numbers.py::{name}",
+            file="numbers_util.py",
+            line=8,
+            message="NotImplementedError",
+            output=f"value = {n}\n{stub}",
+        )
+        for n, name in enumerate(("test_inside", "test_below", "test_bad_range"))
+    )
+    text = format_report(replace(report(""), failed=3, failures=failures), tail=12)
+    assert text.splitlines()[1:] == [
+        "FAILED test_numbers.py::test_inside at numbers_util.py:8: NotImplementedError",
+        "    value = 0",
+        "    def clamp(v, lo, hi):",
+        "    >       raise NotImplementedError",
+        "    E       NotImplementedError",
+        "FAILED test_numbers.py::test_below at numbers_util.py:8: NotImplementedError",
+        "    (the same failure as above)",
+        "FAILED test_numbers.py::test_bad_range at numbers_util.py:8: NotImplementedError",
+        "    (the same failure as above)",
     ]
 
 

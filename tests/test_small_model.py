@@ -17,6 +17,7 @@ from agent_lsp.loop.small import (
     FILES_HEAD,
     FILES_TAKEN,
     HOW_TO_ANSWER_BIG,
+    TESTS_HEAD,
     is_small,
 )
 from agent_lsp.loop.words import edits_in_words
@@ -155,9 +156,10 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
     """Its first request, in the shape a small model answers best: short rules with the six
-    tools one line each, one worked exchange, the files whole (tests first, the code last)
-    with an acknowledgement, then the task and the failures last; a fixed definition written
-    in a fenced block, naming no file, is applied to the file that was shown."""
+    tools one line each, one worked exchange, the files whole (the tests for reference, then
+    the code to change, each with an acknowledgement), then the task and the failures last; a
+    fixed definition written in a fenced block, naming no file, is applied to the file that
+    was shown."""
     fake_openai.script(Reply(WHOLE_DEFINITION))
     before = (project / "calc.py").read_text()
     test_text = (project / "tests" / "test_calc.py").read_text()
@@ -170,6 +172,8 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     messages = first["messages"]
     assert [m["role"] for m in messages] == [
         "system",
+        "user",
+        "assistant",
         "user",
         "assistant",
         "user",
@@ -190,11 +194,11 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     assert "<tool_call>" in system and "SEARCH/REPLACE" in system
     assert (messages[1]["content"], messages[2]["content"]) == (EXAMPLE_TASK, EXAMPLE_ANSWER)
     assert messages[3]["content"] == (
-        f"{FILES_HEAD}\n\ntests/test_calc.py\n```\n{test_text.rstrip()}\n```\n\n"
-        f"calc.py\n```\n{before.rstrip()}\n```"
+        f"{TESTS_HEAD}\n\ntests/test_calc.py\n```\n{test_text.rstrip()}\n```"
     )
-    assert messages[4]["content"] == FILES_TAKEN
-    task = messages[5]["content"]
+    assert messages[5]["content"] == f"{FILES_HEAD}\n\ncalc.py\n```\n{before.rstrip()}\n```"
+    assert messages[4]["content"] == messages[6]["content"] == FILES_TAKEN
+    task = messages[7]["content"]
     assert task.startswith(TASK.instruction + "\n\nThe tests fail now:\npytest: ")
     assert "FAILED tests/test_calc.py::test_average" in task
     assert "hint:" not in task and "Project map" not in task

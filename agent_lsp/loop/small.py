@@ -52,7 +52,11 @@ EXAMPLE_ANSWER = (
     "half() multiplies by 2; it must divide by 2.\n\ncalc.py\n```\ndef half(n):\n"
     "    return n / 2\n```"
 )
-FILES_HEAD = "The project's files, as they are now:"
+# The tests apart from the code, as aider gives them (read-only files, then the files to edit):
+# in a prompt lab on recorded first requests (one call each, temperature 0) the model fixed 2 of
+# the 4 JS tasks instead of 0 when its tests were no longer shown among the files to change.
+TESTS_HEAD = "The tests, for reference (do not edit them unless the task asks for it):"
+FILES_HEAD = "The files to change, as they are now:"
 FILES_TAKEN = "Ok."
 
 WHOLE_LINES = 150  # a file up to this size is answered whole (aider's "whole" format)
@@ -108,25 +112,33 @@ def is_small(profile: str, window: int | None, name: str) -> bool:
 
 @dataclass(frozen=True)
 class FirstLook:
-    """What the harness looked at before the model's first turn: the files shown whole (in
-    their own message, before the task), the tests' verdict (after the task) and the files it
-    showed (`shown`, as read)."""
+    """What the harness looked at before the model's first turn: the test files and the code
+    files shown whole (each kind in its own message, before the task), the tests' verdict
+    (after the task) and the files it showed (`shown`, as read)."""
 
     files: str
     tests: str
     shown: list[str]
+    test_files: str = ""
 
     def conversation(self, system: ChatMessage, task: ChatMessage) -> list[ChatMessage]:
         """The first request in the shape a small model answers best (aider's): the rules,
-        one worked exchange, the files with a short acknowledgement, then the task and the
-        failures last — what it reads last is what it acts on."""
+        one worked exchange, the tests for reference and then the files to change, each with a
+        short acknowledgement, then the task and the failures last — what it reads last is
+        what it acts on."""
         text = f"{task.content}\n\n{self.tests}" if self.tests else task.content or ""
+        shown: list[ChatMessage] = []
+        for head, files in ((TESTS_HEAD, self.test_files), (FILES_HEAD, self.files)):
+            if files:
+                shown += [
+                    ChatMessage(role="user", content=f"{head}\n\n{files}"),
+                    ChatMessage(role="assistant", content=FILES_TAKEN),
+                ]
         return [
             system,
             ChatMessage(role="user", content=EXAMPLE_TASK),
             ChatMessage(role="assistant", content=EXAMPLE_ANSWER),
-            ChatMessage(role="user", content=f"{FILES_HEAD}\n\n{self.files}"),
-            ChatMessage(role="assistant", content=FILES_TAKEN),
+            *shown,
             task.model_copy(update={"content": text}),
         ]
 
@@ -151,6 +163,7 @@ async def first_look(
     # writes back the file it read last
     wanted.sort(key=lambda rel: not is_test_file(rel))
     parts: list[str] = []
+    test_parts: list[str] = []
     shown: list[str] = []
     texts: dict[str, str] = {}
     left_out: list[str] = []
@@ -163,12 +176,12 @@ async def first_look(
             left_out.append(rel)
             continue
         budget_chars -= len(block)
-        parts.append(block)
+        (test_parts if is_test_file(rel) else parts).append(block)
         shown.append(rel)
         texts[rel] = text
-    files = "\n\n".join(parts)
     if left_out:
-        files += "\n\nAlso relevant (read_file to see them): " + ", ".join(left_out)
+        parts.append("Also relevant (read_file to see them): " + ", ".join(left_out))
+    files = "\n\n".join(parts)
     tests = ""
     if report is not None and not report.ok:
         tests = "The tests fail now:\n" + format_report(report, limit=3, tail=12, hint=False)
@@ -177,7 +190,7 @@ async def first_look(
     big = any(t.count("\n") > WHOLE_LINES for r, t in texts.items() if not is_test_file(r))
     if big:  # the worked exchange shows a whole file: say how a big one is answered
         tests += "\n\n" + how_to_answer({r: t for r, t in texts.items() if not is_test_file(r)})
-    return FirstLook(files, tests.strip(), shown)
+    return FirstLook(files, tests.strip(), shown, "\n\n".join(test_parts))
 
 
 async def _first_run(

@@ -199,12 +199,17 @@ def format_report(report: TestReport, limit: int = 8, tail: int = 40, hint: bool
     `tail` lines of its output), then the hint (after the failures: a long hint must not push
     them out of a bounded excerpt; none without `hint`)."""
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
+    seen: set[tuple[str, str | None]] = set()
     for failure in report.failures[:limit]:
         where = f"{failure.file}:{failure.line}" if failure.file and failure.line else failure.file
         at = f" at {where}" if where else ""
         lines.append(f"FAILED {failure.test_id}{at}: {failure.message}")
-        if failure.output:
-            lines.append(_indent(_tail(_own_lines(failure.output), tail)))
+        if (failure.message, where) in seen:
+            lines.append("    (the same failure as above)")
+            continue
+        seen.add((failure.message, where))
+        if own := _unsaid(_own_lines(failure.output), failure.message):
+            lines.append(_indent(_tail(own, tail)))
     if len(report.failures) > limit:
         lines.append(f"... and {len(report.failures) - limit} more failures")
     if not report.failures and not report.ok and report.output:
@@ -250,6 +255,28 @@ def _own_lines(text: str) -> str:
         kept.append(row)
     if left:
         kept.append(f"[{left} stack frames in dependencies left out]")
+    return "\n".join(kept)
+
+
+def _unsaid(output: str, message: str) -> str:
+    """The output without the lines its failure's message already says (jest's Expected and
+    Received lines, said again under the FAILED line that holds them) and without blank lines
+    at its ends or in a row."""
+    kept: list[str] = []
+    said = False  # the row before was left out: a blank line after it goes too
+    for row in output.splitlines():
+        line = row.strip()
+        if line and len(line) >= 8 and line in message:
+            while kept and not kept[-1].strip():
+                kept.pop()
+            said = True
+            continue
+        if not line and (said or not kept or not kept[-1].strip()):
+            continue
+        said = False
+        kept.append(row)
+    while kept and not kept[-1].strip():
+        kept.pop()
     return "\n".join(kept)
 
 
