@@ -5,9 +5,12 @@ in the benchmark: a jest failure's excerpt was all jest-circus frames)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from adapters.results import TestFailure, TestReport
-from agent_lsp.loop.verify import format_report
+from agent_lsp.loop.verify import format_report, source_lines
+from agent_lsp.project.workspace import Workspace
+from tests.fakes.channel import RecordingChannel
 
 CIRCUS = "/home/u/app/node_modules/jest-circus/build/jestAdapterInit.js"
 JEST_OUTPUT = f"""Error: expect(received).toBe(expected) // Object.is equality
@@ -140,3 +143,56 @@ def test_a_python_traceback_keeps_the_projects_frames_and_leaves_out_the_stdlibs
         "    AttributeError: 'Stack' object has no attribute 'peek'",
         "    [3 stack frames in dependencies left out]",
     ]
+
+
+CART_TEST = (
+    'const { total } = require("./cart");\n\n'
+    'test("free shipping from 50", () => {\n'
+    "  expect(total([{ price: 50, qty: 1 }])).toBe(50);\n"
+    "});\n"
+)
+
+
+def test_the_failing_line_is_shown_where_the_output_does_not_show_it(tmp_path: Path) -> None:
+    """jest says `Expected: 50 Received: 55` and where, not with what input: the failing line
+    as the editor holds it follows the FAILED line (a small model sent only the numbers wrote
+    the same wrong bound back three times)."""
+    (tmp_path / "cart.test.js").write_text("// on disk: an older text\n")
+    open_text = "// the editor's buffer, not saved\n" + CART_TEST
+    workspace = Workspace(tmp_path, RecordingChannel({tmp_path / "cart.test.js": open_text}))
+    failure = TestFailure(
+        test_id="cart.test.js::free shipping from 50",
+        file=str(tmp_path / "cart.test.js"),  # runners report absolute paths too
+        line=5,
+        message="Error: expect(received).toBe(expected) Expected: 50 Received: 55",
+        output="Error: expect(received).toBe(expected)\n\nExpected: 50\nReceived: 55\n",
+    )
+    text = format_report(
+        replace(report(""), failures=(failure,)), tail=12, source=source_lines(workspace)
+    )
+    assert text.splitlines()[2] == "    line 5: expect(total([{ price: 50, qty: 1 }])).toBe(50);"
+
+
+def test_no_failing_line_from_outside_the_workspace_a_secret_or_already_shown(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    (tmp_path / "outside.js").write_text("the canary line\n")
+    (root / ".env").write_text("API_KEY=sk-canary\n")
+    (root / "t.py").write_text("def test_x():\n    assert 1 == 2\n")
+    line_of = source_lines(Workspace(root, RecordingChannel()))
+    assert line_of(str(tmp_path / "outside.js"), 1) is None
+    assert line_of("../outside.js", 1) is None
+    assert line_of(".env", 1) is None
+    assert line_of("t.py", 9) is None
+    assert line_of("t.py", 2) == "    assert 1 == 2"
+    pytest_like = TestFailure(
+        test_id="t.py::test_x",
+        file="t.py",
+        line=2,
+        message="assert 1 == 2",
+        output=">       assert 1 == 2\nE       assert 1 == 2",
+    )
+    text = format_report(replace(report(""), failures=(pytest_like,)), source=line_of)
+    assert "line 2:" not in text  # pytest's output shows the line already

@@ -27,7 +27,13 @@ from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.scope import unseen_changes
 from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
+from agent_lsp.loop.verify import (
+    NotPermittedError,
+    SourceLine,
+    Verifier,
+    format_report,
+    source_lines,
+)
 from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
@@ -80,13 +86,15 @@ def _words_left(left: int) -> str:
 KEEP_WORKING = "Keep working until the tests pass: call the tools to read, edit and test. "
 
 
-def _not_passing(what: str, report: TestReport, small: bool = False) -> str:
-    """The failures for the model; for a small model shorter (its next answer is a changed
-    file, as the reminder after this says — not a tool call)."""
+def _not_passing(
+    what: str, report: TestReport, small: bool = False, source: SourceLine | None = None
+) -> str:
+    """The failures for the model; for a small model shorter, with each failing line's text
+    (its next answer is a changed file, as the reminder after this says — not a tool call)."""
     if small:
         return (
             f"The task is not done: {what} on the current text.\n"
-            + format_report(report, limit=3, tail=12, hint=False)
+            + format_report(report, limit=3, tail=12, hint=False, source=source)
             + "\n"
             + WORDS_ONCE
         )
@@ -632,7 +640,9 @@ class Agent:
         await self._emit(EventKind.TOOL_RESULT, f"after the edit: {report.summary()}", step)
         self._attempts += not report.ok  # a try at a fix the tests judged
         return f"Checked after this edit, the tests affected by it ({shown}): " + (
-            report.summary() if report.ok else format_report(report, limit=3)
+            report.summary()
+            if report.ok
+            else format_report(report, limit=3, source=source_lines(self.workspace))
         )
 
     async def _check_done(self, step: int, task: Task) -> tuple[bool, str, str]:
@@ -746,6 +756,7 @@ class Agent:
                             f"the tests affected by your change ({shown}) do not pass",
                             report,
                             self.small,
+                            source_lines(self.workspace),
                         ),
                         "",
                     )
@@ -762,7 +773,13 @@ class Agent:
         if report.ok:
             self._checked["full"] = f"full suite: {report.summary(with_hint=False)}"
             return True, "", ""
-        return False, _not_passing("the test suite does not pass", report, self.small), ""
+        return (
+            False,
+            _not_passing(
+                "the test suite does not pass", report, self.small, source_lines(self.workspace)
+            ),
+            "",
+        )
 
     async def _run_once(
         self, selection: tuple[str, ...], key: str, targets: Sequence[str] = ()

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 from adapters import TestReport
 from adapters.affected import is_test_file
 from agent_lsp.errors import AgentLspError
-from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report
+from agent_lsp.loop.verify import NotPermittedError, Verifier, format_report, source_lines
 from agent_lsp.messages import ChatMessage
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.task import Task
@@ -184,7 +184,9 @@ async def first_look(
     files = "\n\n".join(parts)
     tests = ""
     if report is not None and not report.ok:
-        tests = "The tests fail now:\n" + format_report(report, limit=3, tail=12, hint=False)
+        tests = "The tests fail now:\n" + format_report(
+            report, limit=3, tail=12, hint=False, source=source_lines(workspace)
+        )
     elif report is not None:
         tests = "The tests pass now: " + report.summary(with_hint=False)
     big = any(t.count("\n") > WHOLE_LINES for r, t in texts.items() if not is_test_file(r))

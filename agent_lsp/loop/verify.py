@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter, real_paths
 from adapters.linters import LintIssue, run_linters
-from agent_lsp.errors import WorkspaceError
+from agent_lsp.errors import AgentLspError, WorkspaceError
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.safety.confined import ConfinedShell
@@ -194,10 +194,21 @@ class Verifier:
         shutil.rmtree(self.shadow_dir, ignore_errors=True)
 
 
-def format_report(report: TestReport, limit: int = 8, tail: int = 40, hint: bool = True) -> str:
+SourceLine = Callable[[str, int], "str | None"]  # (a failure's file, line) -> that line's text
+
+
+def format_report(
+    report: TestReport,
+    limit: int = 8,
+    tail: int = 40,
+    hint: bool = True,
+    source: SourceLine | None = None,
+) -> str:
     """The report as the model and the user read it: the totals, each failure (the last
     `tail` lines of its output), then the hint (after the failures: a long hint must not push
-    them out of a bounded excerpt; none without `hint`)."""
+    them out of a bounded excerpt; none without `hint`). With `source`, the failing line's own
+    text follows its FAILED line when the output does not show it (jest, vitest and go do not:
+    a small model that saw `Expected: 50 Received: 55` alone did not find which input)."""
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     seen: set[tuple[str, str | None]] = set()
     for failure in report.failures[:limit]:
@@ -208,6 +219,11 @@ def format_report(report: TestReport, limit: int = 8, tail: int = 40, hint: bool
             lines.append("    (the same failure as above)")
             continue
         seen.add((failure.message, where))
+        code = None
+        if source and failure.file and failure.line:
+            code = source(failure.file, failure.line)
+        if code and code.strip() and code.strip() not in failure.output:
+            lines.append(f"    line {failure.line}: {code.strip()[:200]}")
         if own := _unsaid(_own_lines(failure.output), failure.message):
             lines.append(_indent(_tail(own, tail)))
     if len(report.failures) > limit:
@@ -256,6 +272,28 @@ def _own_lines(text: str) -> str:
     if left:
         kept.append(f"[{left} stack frames in dependencies left out]")
     return "\n".join(kept)
+
+
+def source_lines(workspace: Workspace) -> SourceLine:
+    """A failure's line as the editor holds it now, through the workspace's read guard (None:
+    outside the workspace, hidden, refused, or no such line)."""
+
+    def line_of(file: str, line: int) -> str | None:
+        try:
+            rel = file
+            if Path(file).is_absolute():
+                rel = Path(file).resolve().relative_to(workspace.root).as_posix()
+            found = workspace.describe(rel, "read_file").path
+            if workspace.hidden(found, "read_file") or not found.is_file():
+                return None
+            if found not in workspace.granted and workspace.reads.refusal(found) is not None:
+                return None
+            rows = workspace.read_text(found).splitlines()
+        except (AgentLspError, OSError, ValueError):
+            return None
+        return rows[line - 1] if 0 < line <= len(rows) else None
+
+    return line_of
 
 
 def _unsaid(output: str, message: str) -> str:
