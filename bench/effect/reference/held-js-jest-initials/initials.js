@@ -1,0 +1,10 @@
+// "Ada Lovelace" -> "AL": the first letter of each part of the name, in capitals.
+function initials(name) {
+  return name
+    .trim()
+    .split(/\s+/)
+    .map((part) => part[0].toUpperCase())
+    .join("");
+}
+
+module.exports = { initials };

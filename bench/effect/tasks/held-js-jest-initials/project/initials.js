@@ -1,0 +1,9 @@
+// "Ada Lovelace" -> "AL": the first letter of each part of the name, in capitals.
+function initials(name) {
+  return name
+    .split(" ")
+    .map((part) => part[0].toUpperCase())
+    .join("");
+}
+
+module.exports = { initials };
