@@ -75,6 +75,17 @@ async def _first(seconds: float, *aws: asyncio.Future[Any]) -> bool:
     return bool(done)
 
 
+async def _abandon(
+    spawning: asyncio.Future[asyncio.subprocess.Process], kill: Callable[[int, bool], None]
+) -> None:
+    """A spawn whose caller was cancelled: once it has finished, its whole tree is killed and
+    its exit awaited briefly (as a cancel of a running process is)."""
+    with contextlib.suppress(BaseException):
+        proc = await asyncio.wait_for(spawning, _TERM_GRACE)
+        kill(proc.pid, True)
+        await asyncio.wait_for(proc.wait(), 1.0)
+
+
 async def execute(
     args: tuple[str, ...],
     *,
@@ -92,8 +103,8 @@ async def execute(
     if not args:
         raise ValueError("empty argv")
     start = time.monotonic()
-    try:
-        proc = await asyncio.create_subprocess_exec(
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             *args,
             cwd=cwd,
             env=dict(env) if env is not None else None,
@@ -102,6 +113,15 @@ async def execute(
             stderr=asyncio.subprocess.STDOUT,
             **spawn,
         )
+    )
+    try:
+        # Shielded: a cancel between the fork and the pipes' connection would otherwise run
+        # asyncio's own clean-up, which kills the leader alone and then waits for the pipes
+        # that its children still hold. The spawn finishes; then the whole tree is killed.
+        proc = await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        await _abandon(spawning, kill)
+        raise
     except OSError as exc:
         code = 127 if isinstance(exc, FileNotFoundError) else 126
         return CommandResult(args, code, f"{args[0]}: {exc}", False, False, 0, 0.0)

@@ -124,6 +124,27 @@ async def test_cancellation_kills_the_group(tmp_path: Path) -> None:
     assert await _gone(pid)
 
 
+async def test_a_cancel_while_the_process_starts_kills_its_group(tmp_path: Path) -> None:
+    """Cancelled after the fork but before asyncio has connected the pipes (a loaded machine):
+    the whole group dies, not only the leader (asyncio's own clean-up kills the leader alone,
+    and its background child lived on, holding the cancel until it ended)."""
+    pidfile = tmp_path / "pid"
+    script = f"sleep 100 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait"
+    task = asyncio.create_task(PosixShell().run(["bash", "-c", script], cwd=tmp_path, timeout=60))
+    for _ in range(3):  # the task runs on to a wait inside the spawn: forked, pipes not connected
+        await asyncio.sleep(0)
+    deadline = time.monotonic() + 10
+    while not pidfile.exists():  # the loop blocked on purpose: the spawn cannot finish
+        assert time.monotonic() < deadline, "script did not start"
+        time.sleep(0.02)
+    pid = int(pidfile.read_text())
+    assert _alive(pid)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):  # not TimeoutError: the child held the cancel
+        await asyncio.wait_for(task, 30)
+    assert await _gone(pid, within=10)
+
+
 async def test_run_script_uses_bash(tmp_path: Path) -> None:
     shell = PosixShell()
     result = await shell.run_script(
