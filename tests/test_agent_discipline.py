@@ -123,6 +123,7 @@ async def test_compaction_masks_old_outputs_and_keeps_the_task(
     last = fake_openai.requests[-1]["messages"]
     assert last[0]["role"] == "system"
     assert "Fix this problem in calc.py at line 10" in last[1]["content"]  # the task, whole
+    assert "is a test:" not in last[1]["content"]  # calc.py is the code, not a test
     masked = [m for m in last if m["role"] == "tool" and m["content"].startswith("[compacted")]
     assert masked and "output of read_file omitted" in masked[0]["content"]
     # notes.py was read twice: the old copy is masked, the recent one is whole.

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent_lsp.loop.prompt import TEST_FIX
 from agent_lsp.loop.small import (
     EXAMPLE_ANSWER,
     EXAMPLE_TASK,
@@ -23,7 +24,7 @@ from agent_lsp.loop.small import (
 from agent_lsp.loop.words import edits_in_words
 from agent_lsp.messages import TaskStatus
 from agent_lsp.session import Session
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import DiagnosticInfo, Task, TaskKind
 from tests.conftest import BUG, FIX
 from tests.fakes.channel import RecordingChannel
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, ToolCall
@@ -205,6 +206,33 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     assert (project / "calc.py").read_text().count(FIX) == 1
     assert len(fake_openai.requests) == 1
+
+
+async def test_a_failing_test_sent_from_the_editor_asks_for_the_code_it_tests_to_be_fixed(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Ask agent to fix, on a failing test's line: the task says the fix belongs in the code
+    the test checks (told only "fix this problem in test_summary.py", the small model rewrote
+    the test, and the run ended with nothing fixed)."""
+    fake_openai.script(Reply(SEARCH_REPLACE))
+    test_before = (project / "tests" / "test_calc.py").read_text()
+    task = Task(
+        kind=TaskKind.FIX,
+        instruction="",
+        path="tests/test_calc.py",
+        diagnostic=DiagnosticInfo(message="assert 3.0 == 4", line=8, source="agent-lsp"),
+    )
+    session = small(project, fake_openai)
+    outcome = await session.run_task(task, RecordingChannel())
+    await session.aclose()
+    sent = fake_openai.requests[0]["messages"][-1]["content"]
+    assert sent.startswith(
+        "Fix this problem in tests/test_calc.py at line 9: [agent-lsp] assert 3.0 == 4\n\n"
+        + TEST_FIX.format(path="tests/test_calc.py")
+    )
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    assert (project / "calc.py").read_text().count(FIX) == 1
+    assert (project / "tests" / "test_calc.py").read_text() == test_before
 
 
 async def test_after_an_edit_the_affected_tests_verdict_joins_its_result(

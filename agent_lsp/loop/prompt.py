@@ -5,6 +5,7 @@ link out of the workspace."""
 
 from __future__ import annotations
 
+from adapters.affected import is_test_file
 from agent_lsp.errors import WorkspaceError
 from agent_lsp.messages import ChatMessage
 from agent_lsp.project.workspace import Workspace
@@ -28,6 +29,12 @@ Project: {profile}
 """
 
 CONTEXT_LINES = 15
+# "Ask agent to fix" on a test's line: the fix belongs in the code the test checks (told only
+# "fix this problem in test_summary.py", a small model rewrote the test).
+TEST_FIX = (
+    "{path} is a test: make it pass by fixing the code it tests, not the test (change the "
+    "test only where the test itself is wrong)."
+)
 MAX_SELECTION = 6_000  # characters of a selection shown to the model
 STATE_OPEN = "<<<TASK STATE"
 STATE_CLOSE = "TASK STATE>>>"
@@ -104,6 +111,8 @@ def _task_text(task: Task, workspace: Workspace, excerpt: bool = True) -> str:
             f"{verb} this problem in {task.path} at line {diag.line + 1}: "
             f"{source}{diag.message}{code}"
         )
+        if task.kind is TaskKind.FIX and is_test_file(task.path):
+            parts.append(TEST_FIX.format(path=task.path))
         if task.kind is TaskKind.EXPLAIN:
             parts.append(
                 "Answer in a few sentences: what the problem is, why it happens here, and how "
