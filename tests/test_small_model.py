@@ -17,7 +17,6 @@ from agent_lsp.loop.small import (
     EXAMPLE_TASK,
     FILES_HEAD,
     FILES_TAKEN,
-    HOW_TO_ANSWER_BIG,
     TESTS_HEAD,
     is_small,
 )
@@ -291,28 +290,24 @@ def test_a_block_whose_path_is_an_examples_lands_where_its_search_text_is() -> N
     ]
 
 
-async def test_a_small_model_that_changed_nothing_is_shown_the_file_and_the_format_again(
+async def test_a_small_model_that_wrote_its_file_back_unchanged_is_asked_the_same_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
-    """Its code block was the file as it is: no edit, so not an applied one — the next request
-    has the failures, the file as it is now and how to answer, naming the file."""
+    """Its code block was the file as it is: no edit. Kept in the history and answered, that
+    echo was copied again at every temperature (held-out bench); so the same request goes
+    again, warmer, without it — the history as before, nothing added."""
     before = (project / "calc.py").read_text()
     fake_openai.script(Reply(f"calc.py\n```python\n{before}```\n"), Reply(SEARCH_REPLACE))
     session = small(project, fake_openai)
-    outcome = await session.run_task(TASK, RecordingChannel())
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
     await session.aclose()
 
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
-    told = fake_openai.requests[1]["messages"][-1]["content"]
-    assert "The edits written in your reply could not be applied" in told
-    assert "- calc.py (whole file): not applied: this is calc.py as it is now, unchanged — " in told
-    assert "you changed nothing" in told
-    assert "call the tools" not in told  # its next answer is a changed file, not a tool call
-    assert "FAILED tests/test_calc.py::test_average" in told
-    assert f"calc.py as it is now:\n```\n{before.rstrip()}\n```" in told
-    # it echoed the whole file: now asked for SEARCH/REPLACE blocks, so it writes the change
-    assert told.endswith(HOW_TO_ANSWER_BIG.format(files="calc.py"))
-    assert told.count("as it is now:") == 1
+    first, second = fake_openai.requests[:2]  # (a third: the experience distilled at the end)
+    assert second["messages"] == first["messages"]
+    assert (first["temperature"], second["temperature"]) == (0.0, 0.5)
+    assert any("the reply changed nothing: asking again" in e.message for e in channel.events)
     assert (project / "calc.py").read_text().count(FIX) == 1
 
 

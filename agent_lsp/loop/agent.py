@@ -161,6 +161,7 @@ class Agent:
         self._unusable = 0  # replies in a row whose tool call or edit could not be used
         self._attempts = 0  # replies that tried a fix and left the task not done (in all)
         self._echoed = False  # a small model wrote a file back unchanged: answer in blocks now
+        self._echo = False  # the last reply's edits were all files written back unchanged
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -254,6 +255,9 @@ class Agent:
                 if isinstance(said, TaskOutcome):
                     await self._emit(EventKind.MESSAGE, said.summary, step)
                     return said
+                if self.small and found.edits and self._echo and not applied.startswith("Applied"):
+                    await self._ask_again(step)
+                    continue
                 feedback = said
                 switch = getattr(self.model, "answered_in_words", None)
                 if callable(switch) and not applied:  # toolCalling = auto: no native calls
@@ -354,6 +358,16 @@ class Agent:
             self.messages.append(ChatMessage(role="user", content=f"{STEER_PREFIX}{note}"))
             await self._emit(EventKind.MESSAGE, f"steer: {note}", step)
         return None
+
+    async def _ask_again(self, step: int) -> None:
+        """A small model wrote its files back unchanged: the same request is asked again,
+        warmer (`_retry_temperature`), without that reply in the history. Kept and answered,
+        the echo was copied again at every temperature (held-out bench: four tasks, each retry
+        an echo), while the same request asked afresh at 0.7 fixed two of them in a prompt lab."""
+        if self.messages and self.messages[-1].role == "assistant":
+            self.messages.pop()
+        await self._emit(EventKind.MESSAGE, "the reply changed nothing: asking again, warmer", step)
+        await self._checkpoint(step)
 
     def _limit_reached(self, step: int) -> str | None:
         if step >= self.limits.max_steps:
@@ -560,6 +574,7 @@ class Agent:
         """Run the edits written in words as edit_file calls; what happened, for the model
         (starting with FAILED_WORDS when none applied)."""
         self._edited = []
+        self._echo = bool(found.edits) and not found.problems
         lines: list[str] = []
         applied = 0
         for n, edit in enumerate(found.edits):
@@ -567,7 +582,9 @@ class Agent:
             ok = result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is True
             applied += ok
             said = result.output if ok else f"not applied: {result.error or result.output}"
-            if result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is False:
+            echo = result.status is ToolStatus.SUCCESS and result.metadata.get("changed") is False
+            self._echo = self._echo and echo
+            if echo:
                 self._echoed = True
                 said = (
                     f"not applied: this is {edit.path} as it is now, unchanged — you changed "
