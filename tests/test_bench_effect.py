@@ -24,6 +24,7 @@ from bench.effect.harnesses import (
 )
 from bench.effect.proxy import CountingProxy
 from bench.effect.report import RunRecord, failure_kind, harness_table, summarize
+from bench.effect.run import MARKER, write_report
 from bench.effect.tasks import (
     TASKS,
     Task,
@@ -305,6 +306,35 @@ def test_summary_and_table() -> None:
     table = harness_table([a, b]).splitlines()
     assert table[2] == "| a | 1 / 2 | 200 | 10 | 420 | 2 | 5 | no edit 1 |"
     assert table[3] == "| b | 0 / 2 | ~60 | ~10 | - | 2 | 5 | wrong edit 2 |"
+
+
+def test_a_report_keeps_the_earlier_runs_below_the_new_one(tmp_path: Path) -> None:
+    """Each run's section goes first below the marker; the sections of earlier runs (and the
+    text above the marker) stay as they were (the writer used to drop every earlier run)."""
+    report = tmp_path / "effect.md"
+    report.write_text(f"# Effect\n\nHow it runs.\n\n{MARKER}\n\n## An earlier run\n\nIts table.\n")
+    env: dict[str, object] = {
+        "load": (1.0, 1.0, 1.0),
+        "date": "2026-12-06 21:00 UTC",
+        "commit": "abc1234",
+        "cpus": 2,
+        "timeout": 300.0,
+        "repeat": 1,
+        "server": "llama",
+        "peers": {"aider": "aider-chat==0.86.2"},
+    }
+    write_report(report, [_record("a", "t1", True, 100, None)], env, "run.sh", "first")
+    write_report(report, [_record("a", "t1", False, 100, "no edit")], env, "run.sh", "second")
+    text = report.read_text()
+    assert text.startswith(f"# Effect\n\nHow it runs.\n\n{MARKER}\n\n## Results: second\n")
+    assert text.count(MARKER) == 1
+    second, first, earlier = (
+        text.index("## Results: second"),
+        text.index("## Results: first"),
+        text.index("## An earlier run\n\nIts table.\n"),
+    )
+    assert second < first < earlier
+    assert "- a / t1: **no edit**" in text[second:first]
 
 
 def test_agent_lsp_endings() -> None:

@@ -265,11 +265,9 @@ def environment(args: argparse.Namespace, server_argv: list[str]) -> dict[str, o
 def write_report(
     path: Path, records: list[RunRecord], env: dict[str, object], command: str, note: str
 ) -> None:
-    head = (
-        path.read_text().split(MARKER)[0]
-        if path.exists()
-        else "# Effectiveness with a real model\n\n"
-    )
+    """The run's section goes first below MARKER; the earlier runs' sections stay below it."""
+    text = path.read_text() if path.exists() else "# Effectiveness with a real model\n\n"
+    head, _, earlier = text.partition(MARKER)
     load = env["load"]
     assert isinstance(load, tuple)
     body = [
@@ -301,7 +299,8 @@ def write_report(
                 f"- {r.harness} / {r.task}: **{r.failure}** ({r.ended}: {r.detail[:160]}); "
                 f"changed: {changed}"
             )
-    path.write_text(head + "\n".join(body) + "\n")
+    rest = earlier.strip("\n")
+    path.write_text(head + "\n".join(body) + "\n" + (f"\n{rest}\n" if rest else ""))
 
 
 def main(argv: list[str]) -> int:
