@@ -30,11 +30,9 @@ Project: {profile}
 
 CONTEXT_LINES = 15
 # "Ask agent to fix" on a test's line: the fix belongs in the code the test checks (told only
-# "fix this problem in test_summary.py", a small model rewrote the test).
-TEST_FIX = (
-    "{path} is a test: make it pass by fixing the code it tests, not the test (change the "
-    "test only where the test itself is wrong)."
-)
+# "fix this problem in test_summary.py", a small model rewrote the test; told it could change
+# "the test only where the test itself is wrong", it judged the test wrong and rewrote it).
+TEST_FIX = "{path} is a test: fix the code it tests so that it passes; do not change the test."
 MAX_SELECTION = 6_000  # characters of a selection shown to the model
 STATE_OPEN = "<<<TASK STATE"
 STATE_CLOSE = "TASK STATE>>>"
