@@ -74,6 +74,7 @@ def _reply_tokens(reply: ModelReply) -> int:
 
 WORDS_ONCE = "If you answer in words only again, the task stops here."
 FAILED_WORDS = "The edits written in your reply could not be applied"
+APPLIED_WORDS = "Applied the edits written in your reply"
 RETRY_WARMTH = 0.5  # temperature added per reply in a row that did nothing (small profile)
 
 
@@ -255,7 +256,8 @@ class Agent:
                 if isinstance(said, TaskOutcome):
                     await self._emit(EventKind.MESSAGE, said.summary, step)
                     return said
-                if self.small and found.edits and self._echo and not applied.startswith("Applied"):
+                echo = found.edits and self._echo and not applied.startswith(APPLIED_WORDS)
+                if self.small and echo:
                     await self._ask_again(step)
                     continue
                 feedback = said
@@ -602,7 +604,7 @@ class Agent:
                 + "\nCopy the SEARCH part exactly from the file as it is now."
             )
         await self._emit(EventKind.MESSAGE, f"applied {applied} edit(s) written in words", step)
-        return "Applied the edits written in your reply:\n" + "\n".join(lines)
+        return f"{APPLIED_WORDS}:\n" + "\n".join(lines)
 
     def _small_reminder(self, budget: int = 8_000) -> str:
         """For a small model whose reply did not finish the task: the code files it was shown
