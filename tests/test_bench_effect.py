@@ -5,6 +5,7 @@ counts what passes through it (usage when the server sends it, a marked estimate
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -12,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from openai import APIConnectionError, OpenAI
+from openai import APIConnectionError, APIError, OpenAI
 
 from bench.effect.harnesses import (
     OUTCOME,
@@ -497,6 +498,40 @@ def test_the_proxy_waits_for_a_request_a_killed_run_left_and_keeps_its_label() -
         finally:
             proxy.stop()
     assert (call.label, call.prompt_tokens, call.completion_tokens) == ("killed/t/1", 700, 7)
+
+
+def test_a_request_its_harness_left_is_cut_and_still_counted() -> None:
+    """aider left a request in flight as it ended, and the next run waited up to 900 s behind
+    it: `abort` cuts the requests of the ended run at the server's side at once, counts what
+    they cost so far under their own label, and leaves another run's request alone."""
+    with FakeOpenAIServer() as fake:
+        proxy = CountingProxy(fake.base_url)
+        proxy.start()
+        try:
+            fake.script(Hang(300.0), Reply("never read"))
+            client = OpenAI(api_key="x", base_url=proxy.base_url, max_retries=0, timeout=600)
+            proxy.label = "aider/t/1"
+
+            def ask() -> None:
+                with contextlib.suppress(APIError):  # the reply is cut (a 502, or a hang-up)
+                    client.chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": "fix it " * 40}]
+                    )
+
+            asking = threading.Thread(target=ask, daemon=True)
+            asking.start()
+            while not fake.requests:  # the request reached the server
+                threading.Event().wait(0.05)
+            assert proxy.abort("other/t/1") == 0  # another run's requests are not touched
+            assert proxy.wait_idle(0.2) is False
+            assert proxy.abort("aider/t/1") == 1
+            assert proxy.wait_idle(60) is True  # not the 300 s the server would take
+            (call,) = proxy.take()
+        finally:
+            proxy.stop()
+    assert (call.label, call.status, call.estimated) == ("aider/t/1", 499, True)
+    assert call.prompt_tokens > 40  # the prompt was sent: it is counted (estimated)
+    assert call.completion_tokens == 0
 
 
 def test_a_server_that_dies_mid_reply_cuts_the_reply_and_prints_no_traceback(

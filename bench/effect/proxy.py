@@ -10,8 +10,10 @@ arguments. Requests and replies pass through unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import sys
 import threading
 import time
@@ -137,6 +139,7 @@ class CountingProxy:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._in_flight = 0
+        self._open: dict[int, tuple[str, http.client.HTTPConnection]] = {}
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -182,6 +185,18 @@ class CountingProxy:
         with self._idle:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
 
+    def abort(self, label: str) -> int:
+        """Cuts the requests of run `label` still in flight (the harness has ended: nobody
+        reads their replies) at the server's side, so the next run does not wait behind them;
+        what came back so far is counted. Returns how many were cut."""
+        with self._lock:
+            conns = [conn for owner, conn in self._open.values() if owner == label]
+        for conn in conns:
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+        return len(conns)
+
     def count_tokens(self, text: str) -> int:
         """The server's own tokenizer's count of `text` (a quarter of its length if it fails)."""
         if not text:
@@ -217,13 +232,35 @@ class CountingProxy:
             if k.lower() not in HOP_HEADERS and k.lower() != "host"
         }
         conn = http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=3600)
+        chat = handler.path.rstrip("/").endswith("/chat/completions") and handler.command == "POST"
+        with self._lock:
+            self._open[id(conn)] = (label, conn)
+        try:
+            self._relay(handler, conn, body, headers, chat, label, started)
+        finally:
+            with self._lock:
+                self._open.pop(id(conn), None)
+            conn.close()
+
+    def _relay(
+        self,
+        handler: BaseHTTPRequestHandler,
+        conn: http.client.HTTPConnection,
+        body: bytes,
+        headers: dict[str, str],
+        chat: bool,
+        label: str,
+        started: float,
+    ) -> None:
         try:
             conn.request(handler.command, handler.path, body, headers)
             upstream = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
-            handler.send_error(502, f"upstream: {exc}")
+            with contextlib.suppress(OSError):  # the harness may be gone as well
+                handler.send_error(502, f"upstream: {exc}")
+            if chat:  # cut before the first byte (`abort`): the prompt was still sent
+                self._record(label, handler.path, 499, body, True, StreamReader(), b"", started)
             return
-        chat = handler.path.rstrip("/").endswith("/chat/completions") and handler.command == "POST"
         handler.send_response(upstream.status)
         for key, value in upstream.getheaders():
             if key.lower() not in HOP_HEADERS:
@@ -250,8 +287,6 @@ class CountingProxy:
             pass  # the harness hung up (a timeout, a cancel): the call is still counted
         except http.client.HTTPException:
             handler.close_connection = True  # the server broke off (it died): so does the reply
-        finally:
-            conn.close()
         if chat:
             self._record(
                 label, handler.path, upstream.status, body, streamed, reader, whole, started

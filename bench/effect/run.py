@@ -167,6 +167,9 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+ABANDONED_GRACE = 10  # seconds a request may go on after its harness ended
+
+
 def one_run(
     harness: str,
     task: Task,
@@ -190,11 +193,15 @@ def one_run(
     except Exception as exc:  # a harness that breaks is a failed run, not a broken benchmark
         end = RunEnd("error", f"{type(exc).__name__}: {exc}"[:300], None)
     seconds = time.monotonic() - started
-    # A run killed at its limit may leave a request the server still computes: its tokens are
-    # the run's, and the next run must not wait behind it.
+    # A run killed at its limit (or a harness that left before its reply, aider) may leave a
+    # request the server still computes: nobody reads it, so it is cut after a short grace (the
+    # next run waited up to 900 s behind one); what it cost so far is the run's.
     drained = time.monotonic()
-    if not proxy.wait_idle(max(ctx.timeout, 900)):
-        say("a model request is still in flight after the wait; going on")
+    if not proxy.wait_idle(ABANDONED_GRACE):
+        cut = proxy.abort(proxy.label)
+        say(f"{cut} model request(s) the harness left in flight cut after {ABANDONED_GRACE} s")
+        if not proxy.wait_idle(60):
+            say("a model request is still in flight after the cut; going on")
     drain = time.monotonic() - drained
     calls = [c for c in proxy.take() if c.label == proxy.label]
     verdict = judge(task, workdir, before, tools, folder / "judge")
