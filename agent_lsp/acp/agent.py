@@ -34,13 +34,14 @@ from agent_lsp.acp.channel import AcpChannel
 from agent_lsp.acp.resume import continuable, latest_task, replay, well_formed
 from agent_lsp.acp.updates import PromptBlock, instruction, stop_reason
 from agent_lsp.config.endpoint import endpoint_problem
-from agent_lsp.config.schema import ApplyMode, mcp_server_name_problem
+from agent_lsp.config.schema import DEFAULT_CONTEXT_WINDOW, ApplyMode, mcp_server_name_problem
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
 from agent_lsp.loop.summary import task_totals
+from agent_lsp.memory.checkpoints import Checkpoint
 from agent_lsp.messages import TaskOutcome
-from agent_lsp.seams import Model
-from agent_lsp.session import Session
+from agent_lsp.seams import Model, server_facts_of
+from agent_lsp.session import Session, route_of
 from agent_lsp.task import Task, TaskKind
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class Live:
     warnings: list[str] = field(default_factory=list[str])
     running: asyncio.Task[TaskOutcome] | None = None
     cancelled: bool = False
-    follow: str | None = None  # the task the next prompt continues (a loaded session's)
+    follow: Checkpoint | None = None  # the task the next prompt continues (a loaded session's)
 
 
 class AcpAgent:
@@ -116,7 +117,7 @@ class AcpAgent:
         _join_mcp(live, mcp_servers or [])
         if cp is not None:
             goes_on = await asyncio.to_thread(continuable, live.session, cp)
-            live.follow = cp.task_id if goes_on else None
+            live.follow = cp if goes_on else None
             await replay(live.channel, cp, goes_on)
         return LoadSessionResponse()
 
@@ -167,11 +168,8 @@ class AcpAgent:
             await live.channel.say(f"agent-lsp: warning: {warning}")
         live.warnings = []
         task = Task(kind=TaskKind.TASK, instruction=words)
-        hint, task_id = (None, None) if live.follow is None else (words, live.follow)
-        live.follow = None
-        live.running = asyncio.ensure_future(
-            live.session.run_task(task, live.channel, hint=hint, task_id=task_id)
-        )
+        follow, live.follow = live.follow, None
+        live.running = asyncio.ensure_future(_run(live, task, follow))
         try:
             outcome = await live.running
         except asyncio.CancelledError:
@@ -219,6 +217,21 @@ class AcpAgent:
             except Exception as exc:
                 log.warning("closing the session on %s: %s", live.session.root, exc)
         self.sessions.clear()
+
+
+async def _run(live: Live, task: Task, follow: Checkpoint | None) -> TaskOutcome:
+    """`task` run, or the stopped task `follow` continued with the prompt's words as its hint;
+    the channel told first the context window the loop will use, decided as `run_task` does:
+    `model.contextWindow`, else the one the model's server serves, else the default (the
+    server asked here, before the loop asks it: it then has the same answer)."""
+    routed = task if follow is None else follow.task
+    model = await asyncio.to_thread(live.session.routed, route_of(routed))
+    facts = await server_facts_of(model)
+    served = facts.context_window if facts is not None else None
+    setting = live.session.settings.model.context_window
+    live.channel.window = served or setting or DEFAULT_CONTEXT_WINDOW
+    hint, task_id = (None, None) if follow is None else (task.instruction, follow.task_id)
+    return await live.session.run_task(task, live.channel, hint=hint, task_id=task_id)
 
 
 def _join_mcp(live: Live, servers: list[Any]) -> None:

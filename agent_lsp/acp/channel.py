@@ -5,7 +5,9 @@ file) — no answer, a cancelled request or a broken connection is no answer, wh
 Edits go through the client's `fs/write_text_file` when it offers it, else to disk atomically;
 in review mode each is a permission request carrying its diff first (Apply / Reject). Where the
 client offers `fs/read_text_file`, a file is asked for before a tool reads or edits it: the
-client's text (unsaved changes included) is the truth, as an LSP editor's buffer is."""
+client's text (unsaved changes included) is the truth, as an LSP editor's buffer is. After
+each model call of the task's loop, a `usage_update`: the tokens in the context now (the
+request's prompt and its reply) of the window the loop uses."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from acp.schema import (
     ToolCallStatus,
     ToolCallUpdate,
     ToolKind,
+    UsageUpdate,
     UserMessageChunk,
 )
 
@@ -42,7 +45,7 @@ from agent_lsp.seams import reply_text
 
 log = logging.getLogger(__name__)
 
-Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
+Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 Content = ContentToolCallContent | FileEditToolCallContent
 APPLY, REJECT = "Apply", "Reject"
 _SAID = (EventKind.STARTED, EventKind.MESSAGE, EventKind.FINISHED)
@@ -82,6 +85,8 @@ class AcpChannel:
         self._open: _Call | None = None
         self._lock = asyncio.Lock()  # updates go out in the order they happened
         self._live: list[str] = []  # the model's words streamed in, not sent yet
+        self._usage: UsageUpdate | None = None  # the last model call's, not sent yet
+        self.window: int | None = None  # the context window of the task's loop, once known
         self._heard = ""  # the words of the model's reply streamed so far
         self._flusher: asyncio.Task[None] | None = None
         self._listening = False  # the model is being asked for the loop's next step
@@ -207,9 +212,15 @@ class AcpChannel:
 
     def log_record(self, entry: Mapping[str, Any]) -> None:
         """A session log listener: the model's reply is whole once its call is logged (what
-        the harness asks the model afterwards, a distillation, is not shown live)."""
-        if entry.get("kind") == "model_call":
-            self._listening = False
+        the harness asks the model afterwards, a distillation, is not shown live); a call of
+        the loop is the context's usage now, sent soon (a distillation's is another context)."""
+        if entry.get("kind") != "model_call":
+            return
+        self._listening = False
+        if entry.get("purpose") == "agent" and self.window is not None:
+            used = int(entry.get("prompt_tokens") or 0) + int(entry.get("completion_tokens") or 0)
+            self._usage = UsageUpdate(session_update="usage_update", used=used, size=self.window)
+            self._soon()
 
     def _end_heard(self) -> str:
         """The words streamed since the model was asked, ended with a new line."""
@@ -225,12 +236,15 @@ class AcpChannel:
             await self.send(update_agent_message_text(text if text.endswith("\n") else text + "\n"))
 
     async def send(self, update: Update | None = None) -> None:
-        """One `session/update` (after the words streamed in before it); a connection gone is
-        nobody to tell (the task goes on)."""
+        """One `session/update` (after the words streamed in and the usage kept before it); a
+        connection gone is nobody to tell (the task goes on)."""
         async with self._lock:
             if self._live:
                 text, self._live = "".join(self._live), []
                 await self._send(update_agent_message_text(text))
+            if self._usage is not None:
+                usage, self._usage = self._usage, None
+                await self._send(usage)
             if update is not None:
                 await self._send(update)
 
@@ -244,6 +258,10 @@ class AcpChannel:
             return
         self._live.append(text)
         self._heard += text
+        self._soon()
+
+    def _soon(self) -> None:
+        """What is kept (words, usage) sent soon, in order, by one flusher."""
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.ensure_future(self.send())
 

@@ -1,8 +1,9 @@
 """`agent-lsp acp` as an ACP client runs it: a subprocess driven over its stdin and stdout by
 the SDK's client side, the fake model over HTTP, real pytest. The updates stream as the task
 runs (tool calls with kinds and statuses, the edit's diff with the exact old and new text, the
-model's words), permissions are asked with the whole command and the answer decides, a cancel
-ends the prompt `cancelled`, and bad input is a JSON-RPC error, never a crash."""
+model's words, the context's usage after each model call), permissions are asked with the whole
+command and the answer decides, a cancel ends the prompt `cancelled`, and bad input is a
+JSON-RPC error, never a crash."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     UserMessageChunk,
     WriteTextFileResponse,
 )
@@ -153,7 +156,9 @@ async def test_the_fix_end_to_end_over_acp(
     tmp_path: Path,
     writes: bool,
 ) -> None:
-    fake_openai.script(*fix_average_script())
+    fake_openai.props = {"default_generation_settings": {"n_ctx": 65_536}}  # llama.cpp's
+    script = fix_average_script()
+    fake_openai.script(*[replace(r, usage=(1000 + i, 20 + i)) for i, r in enumerate(script)])
     before = (project / "calc.py").read_text()
     client = Recorder(writes=writes)
     async with acp_agent(client, server_env, tmp_path) as (conn, _):
@@ -162,7 +167,27 @@ async def test_the_fix_end_to_end_over_acp(
             session_id=new.session_id, prompt=[text_block("make the failing test pass")]
         )
     assert done.stop_reason == "end_turn"
-    assert done.usage is not None and done.usage.input_tokens > 0 and done.usage.output_tokens > 0
+    assert done.usage is not None
+    assert (done.usage.input_tokens, done.usage.output_tokens) == (4006, 86)  # the task's
+    # after each model call, what the context holds now (the request's prompt and its reply)
+    # of the window the session uses (the one the server serves)
+    usage = [(u.used, u.size) for u in client.updates if isinstance(u, UsageUpdate)]
+    assert usage == [(1020 + 2 * i, 65_536) for i in range(len(script))], usage
+    # each before the tool call its reply asked for (the harness's own review comes after)
+    shown = [
+        u.title if isinstance(u, ToolCallStart) else "usage"
+        for u in client.updates
+        if isinstance(u, UsageUpdate | ToolCallStart)
+    ]
+    assert shown[:7] == [
+        "usage",
+        "read_file calc.py",
+        "usage",
+        "edit_file calc.py",
+        "usage",
+        "run_tests {}",
+        "usage",
+    ], shown
     after = before.replace(BUG, FIX)
     assert (project / "calc.py").read_text() == after  # the bytes on disk: fixed
     path = str(project.resolve() / "calc.py")

@@ -1,7 +1,8 @@
 """`agent-lsp acp` driven by the TypeScript ACP SDK's client (`@agentclientprotocol/sdk`, the
 one Zed's and other clients' code is written against), installed with npm into a temporary
-folder once per run: the fix end to end, its edit as a diff with the exact texts. Skipped, with
-the reason, when npm cannot reach its registry; under CI=1 that is a failure."""
+folder once per run: the fix end to end, its edit as a diff with the exact texts, the context's
+usage after each model call. Skipped, with the reason, when npm cannot reach its registry; under
+CI=1 that is a failure."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from tests.conftest import BUG, FIX, which_or_skip
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.scripts import SUMMARY, fix_average_script
 
-SDK = "@agentclientprotocol/sdk@0.12.0"  # protocol version 1, as the Python SDK 0.12
+SDK = "@agentclientprotocol/sdk@2.4.0"  # its default entry: protocol version 1, stable
 CLIENT = Path(__file__).with_name("acp_client.mjs")
 
 
@@ -43,7 +45,7 @@ def sdk_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    entry = folder / "node_modules" / "@agentclientprotocol" / "sdk" / "dist" / "acp.js"
+    entry = folder / "node_modules" / "@agentclientprotocol/sdk/dist/v1/stable/acp.js"
     assert entry.is_file(), entry
     return entry
 
@@ -68,13 +70,18 @@ def node_client(
 def test_the_typescript_sdk_client_runs_the_fix(
     sdk_entry: Path, project: Path, fake_openai: FakeOpenAIServer, server_env: dict[str, str]
 ) -> None:
-    fake_openai.script(*fix_average_script())
+    user = Path(server_env["HOME"]) / ".config" / "agent-lsp" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[model]\ncontextWindow = 50000\n")  # the user's setting: the window
+    script = fix_average_script()
+    fake_openai.script(*[replace(r, usage=(1000 + i, 20 + i)) for i, r in enumerate(script)])
     before = (project / "calc.py").read_text()
     out = node_client(sdk_entry, project, server_env, "make the failing test pass", "allow_once")
     assert out["code"] == 0
     assert out["init"]["protocolVersion"] == 1
     assert out["init"]["agentCapabilities"]["loadSession"] is True
     assert out["stopReason"] == "end_turn"
+    assert (out["usage"]["inputTokens"], out["usage"]["outputTokens"]) == (4006, 86)  # the task's
     after = before.replace(BUG, FIX)
     assert (project / "calc.py").read_text() == after
     updates = out["updates"]
@@ -97,3 +104,7 @@ def test_the_typescript_sdk_client_runs_the_fix(
         u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"
     )
     assert SUMMARY in said
+    # the context's usage after each model call: the request's prompt and reply tokens, of the
+    # window the session uses (the user's setting)
+    usage = [(u["used"], u["size"]) for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert usage == [(1020 + 2 * i, 50_000) for i in range(len(script))], usage
