@@ -222,7 +222,7 @@ class AcpAgent:
 async def _run(live: Live, task: Task, follow: Checkpoint | None) -> TaskOutcome:
     """`task` run, or the stopped task `follow` continued with the prompt's words as its hint;
     the channel told first the context window the loop will use, decided as `run_task` does:
-    `model.contextWindow`, else the one the model's server serves, else the default (the
+    the one the model's server serves, else `model.contextWindow`, else the default (the
     server asked here, before the loop asks it: it then has the same answer)."""
     routed = task if follow is None else follow.task
     model = await asyncio.to_thread(live.session.routed, route_of(routed))
