@@ -534,6 +534,25 @@ def test_a_request_its_harness_left_is_cut_and_still_counted() -> None:
     assert call.completion_tokens == 0
 
 
+def test_settle_returns_once_the_server_answers_and_counts_nothing() -> None:
+    """After a cut, the bench waits for the server to be free before the next run (it may
+    still compute the cut request): a one-token request of its own, answered after what the
+    server still computes, never counted as a run's call."""
+    with FakeOpenAIServer() as fake:
+        proxy = CountingProxy(fake.base_url)
+        proxy.start()
+        try:
+            fake.script(Hang(1.0), Reply("1"))  # busy for a while, then free
+            assert proxy.settle("m", 60) is True
+            (probe,) = fake.requests
+            assert (probe["model"], probe["max_tokens"]) == ("m", 1)
+            assert proxy.take() == []
+            fake.script(Hang(30.0), Reply("late"))
+            assert proxy.settle("m", 0.5) is False  # no answer in time: said, not hung
+        finally:
+            proxy.stop()
+
+
 def test_a_server_that_dies_mid_reply_cuts_the_reply_and_prints_no_traceback(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

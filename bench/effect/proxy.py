@@ -197,6 +197,30 @@ class CountingProxy:
                     conn.sock.shutdown(socket.SHUT_RDWR)
         return len(conns)
 
+    def settle(self, model: str, timeout: float) -> bool:
+        """Waits until the server is free: a one-token request of its own (not counted), which
+        it answers after what it still computes (one request at a time) — a streamed one it
+        breaks off for it (llama-cpp-python's `interrupt_requests`). False: no answer in
+        `timeout` seconds."""
+        body = json.dumps(
+            {"model": model, "messages": [{"role": "user", "content": "1"}], "max_tokens": 1}
+        ).encode()
+        try:
+            conn = http.client.HTTPConnection(
+                self.upstream_host, self.upstream_port, timeout=timeout
+            )
+            conn.request(
+                "POST",
+                f"{self.upstream_prefix}/chat/completions",
+                body,
+                {"Content-Type": "application/json"},
+            )
+            conn.getresponse().read()
+            conn.close()
+        except (OSError, http.client.HTTPException):
+            return False
+        return True
+
     def count_tokens(self, text: str) -> int:
         """The server's own tokenizer's count of `text` (a quarter of its length if it fails)."""
         if not text:

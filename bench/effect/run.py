@@ -195,13 +195,16 @@ def one_run(
     seconds = time.monotonic() - started
     # A run killed at its limit (or a harness that left before its reply, aider) may leave a
     # request the server still computes: nobody reads it, so it is cut after a short grace (the
-    # next run waited up to 900 s behind one); what it cost so far is the run's.
+    # proxy waited up to 900 s for one aider left); what it cost so far is the run's.
     drained = time.monotonic()
     if not proxy.wait_idle(ABANDONED_GRACE):
         cut = proxy.abort(proxy.label)
         say(f"{cut} model request(s) the harness left in flight cut after {ABANDONED_GRACE} s")
-        if not proxy.wait_idle(60):
-            say("a model request is still in flight after the cut; going on")
+        # the server may still compute the cut request (a non-streamed one to its end): the
+        # next run must not pay for it
+        if not proxy.settle(ctx.model, max(ctx.timeout, 900)):
+            say("the model server did not answer after the cut; going on")
+        proxy.wait_idle(60)
     drain = time.monotonic() - drained
     calls = [c for c in proxy.take() if c.label == proxy.label]
     verdict = judge(task, workdir, before, tools, folder / "judge")
