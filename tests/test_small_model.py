@@ -403,3 +403,80 @@ async def test_the_full_profile_has_no_limit_of_tries_unless_set(
     ]
     assert len(asked) == 6  # five tries and the fix (besides a summary of old turns)
     assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+def _shown(request: dict[str, Any], head: str) -> list[str]:
+    """The paths of the files a first request shows under `head` (each: its path alone on a
+    line, then a fenced block)."""
+    for message in request["messages"]:
+        content = str(message.get("content") or "")
+        if message["role"] == "user" and content.startswith(head):
+            return re.findall(r"^([\w./-]+)\n```", content, re.M)
+    return []
+
+
+async def test_the_first_look_shows_what_the_code_under_test_imports_too(
+    tmp_path: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """A bug one import away from the test (tests/test_cart.py imports shop.cart, whose
+    `from . import prices` holds the wrong price): a small model rarely reads a file it is not
+    shown, so the first look shows the files the shown code imports as well."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "cart.py").write_text(
+        "from . import prices\n\n\ndef total(items):\n"
+        "    return sum(prices.price(item) for item in items)\n"
+    )
+    (tmp_path / "shop" / "prices.py").write_text(
+        'PRICES = {"apple": 3}\n\n\ndef price(item):\n    return PRICES[item] * 10\n'
+    )
+    (tmp_path / "tests" / "test_cart.py").write_text(
+        "from shop.cart import total\n\n\ndef test_total():\n"
+        '    assert total(["apple", "apple"]) == 6\n'
+    )
+    fixed = 'PRICES = {"apple": 3}\n\n\ndef price(item):\n    return PRICES[item]\n'
+    fake_openai.script(
+        Reply(f"The price is ten times too high.\n\nshop/prices.py\n```\n{fixed}```")
+    )
+    session = small(tmp_path, fake_openai)
+    task = Task(kind=TaskKind.TASK, instruction="Make the failing test in tests/test_cart.py pass.")
+    outcome = await session.run_task(task, RecordingChannel())
+    await session.aclose()
+
+    first = fake_openai.requests[0]
+    assert _shown(first, TESTS_HEAD) == ["tests/test_cart.py"]
+    assert _shown(first, FILES_HEAD) == ["shop/cart.py", "shop/prices.py"]
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    assert (tmp_path / "shop" / "prices.py").read_text() == fixed
+
+
+async def test_the_first_look_follows_js_imports_of_a_folder_s_index(
+    tmp_path: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """`require("./lib")` is lib/index.js (node's resolution), and `import "./setup.mjs"` is a
+    file too: both shown with the code they are imported by."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "package.json").write_text('{"name": "cart", "scripts": {"test": "jest"}}\n')
+    (tmp_path / "cart.test.js").write_text(
+        'const { total } = require("./cart");\n\ntest("total", () => {\n'
+        "  expect(total([2, 3])).toBe(5);\n});\n"
+    )
+    (tmp_path / "cart.js").write_text(
+        'import "./setup.mjs";\nconst { sum } = require("./lib");\n\n'
+        "function total(prices) {\n  return sum(prices);\n}\n\nmodule.exports = { total };\n"
+    )
+    (tmp_path / "setup.mjs").write_text("globalThis.currency = 'EUR';\n")
+    (tmp_path / "lib" / "index.js").write_text(
+        "function sum(xs) {\n  return xs.reduce((a, b) => a - b, 0);\n}\n\n"
+        "module.exports = { sum };\n"
+    )
+    fake_openai.script(Reply("Ok."))
+    session = small(tmp_path, fake_openai)
+    task = Task(kind=TaskKind.TASK, instruction="Make cart.test.js pass.")
+    await session.run_task(task, RecordingChannel())
+    await session.aclose()
+
+    first = fake_openai.requests[0]
+    assert _shown(first, TESTS_HEAD) == ["cart.test.js"]
+    assert _shown(first, FILES_HEAD) == ["cart.js", "setup.mjs", "lib/index.js"]

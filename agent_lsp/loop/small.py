@@ -93,8 +93,14 @@ SKIP_DIRS = frozenset(
     {".git", ".agent-lsp", "node_modules", "__pycache__", ".venv", "venv", "dist", "build"}
 )
 _NAMED = re.compile(r"[\w./-]*\w\.(?:py|pyi|js|mjs|cjs|jsx|ts|tsx|go)\b")
-_PY_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w.]+))", re.M)
-_JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"](\.{1,2}/[^'"]+)['"]""")
+_PY_IMPORT = re.compile(
+    r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+\(?\s*([\w, \t]*)|import\s+([\w.]+))", re.M
+)
+_JS_IMPORT = re.compile(
+    r"""(?:from\s+|require\(\s*|import\(\s*|^\s*import\s+)['"](\.{1,2}/[^'"]+)['"]""", re.M
+)
+_JS_SUFFIXES = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx", ".mts", ".cts")
+IMPORT_DEPTH = 2  # the files the shown ones import, and the files those import
 _PARAMS = re.compile(r"(\d+(?:\.\d+)?)\s*[bB]\b")
 
 
@@ -155,10 +161,17 @@ async def first_look(
             rel = _relative(workspace.root, failure.file)
             if rel and rel not in wanted:
                 wanted.append(rel)
-    for rel in list(wanted):
-        for imported in await asyncio.to_thread(_imports_of, workspace.root, rel):
-            if imported not in wanted:
-                wanted.append(imported)
+    # what they import, and what that imports (a test of report.py whose bug is in the
+    # units.py report.py imports): the model rarely reads a file it was not shown
+    layer = list(wanted)
+    for _ in range(IMPORT_DEPTH):
+        found: list[str] = []
+        for rel in layer:
+            for imported in await asyncio.to_thread(_imports_of, workspace.root, rel):
+                if imported not in wanted:
+                    wanted.append(imported)
+                    found.append(imported)
+        layer = found
     # the tests first, the code to change last, right before how to answer: a small model
     # writes back the file it read last
     wanted.sort(key=lambda rel: not is_test_file(rel))
@@ -267,28 +280,13 @@ def _imports_of(root: Path, rel: str) -> list[str]:
     folder = PurePosixPath(rel).parent
     out: list[str] = []
     if rel.endswith(".py"):
-        for match in _PY_IMPORT.finditer(text):
-            name = match.group(1) or match.group(2) or ""
-            dots = len(name) - len(name.lstrip("."))
-            parts = [p for p in name.lstrip(".").split(".") if p]
-            bases = [folder] if dots else [PurePosixPath("."), folder, PurePosixPath("src")]
-            for base in bases:
-                for n in range(len(parts), 0, -1):
-                    candidate = base.joinpath(*parts[:n])
-                    for option in (f"{candidate}.py", f"{candidate}/__init__.py"):
-                        if (root / option).is_file():
-                            out.append(PurePosixPath(option).as_posix())
-                            break
-                    else:
-                        continue
-                    break
-    elif rel.endswith((".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx")):
+        out = _py_imports(root, folder, text)
+    elif rel.endswith(_JS_SUFFIXES):
         for spec in _JS_IMPORT.findall(text):
             base = os.path.normpath((folder / spec).as_posix())
-            for option in (base, *(base + s for s in (".js", ".ts", ".mjs", ".cjs", ".jsx"))):
-                if (root / option).is_file():
-                    out.append(PurePosixPath(option).as_posix())
-                    break
+            options = (base, *(base + s for s in _JS_SUFFIXES))
+            options += tuple(f"{base}/index{s}" for s in _JS_SUFFIXES)
+            out += [option for option in options if (root / option).is_file()][:1]
     elif rel.endswith(".go"):
         directory = root / folder
         out += [
@@ -297,6 +295,42 @@ def _imports_of(root: Path, rel: str) -> list[str]:
             if not p.name.endswith("_test.go")
         ]
     return [p.removeprefix("./") for p in dict.fromkeys(out) if p != rel]
+
+
+def _py_imports(root: Path, folder: PurePosixPath, text: str) -> list[str]:
+    """The files of `root` a Python file in `folder` imports: `import a.b`, `from a.b import
+    c` (a.b, or the module a/b/c.py), `from . import c`, from the root, its own folder or
+    src/."""
+    out: list[str] = []
+    for match in _PY_IMPORT.finditer(text):
+        name = match.group(1) or match.group(3) or ""
+        names = [n for n in re.split(r"[\s,]+", match.group(2) or "") if n.isidentifier()]
+        dots = len(name) - len(name.lstrip("."))
+        parts = [p for p in name.lstrip(".").split(".") if p]
+        bases = [folder] if dots == 1 else [PurePosixPath("."), folder, PurePosixPath("src")]
+        if dots > 1:
+            bases = [folder.parents[dots - 2] if dots - 2 < len(folder.parents) else folder]
+        for base in bases:
+            found = [
+                hit
+                for sub in names
+                if (hit := _py_module(root, base.joinpath(*parts, sub))) is not None
+            ]
+            for n in range(len(parts), 0, -1):
+                if (hit := _py_module(root, base.joinpath(*parts[:n]))) is not None:
+                    found.insert(0, hit)
+                    break
+            if found:
+                out += found
+                break
+    return out
+
+
+def _py_module(root: Path, candidate: PurePosixPath) -> str | None:
+    for option in (f"{candidate}.py", f"{candidate}/__init__.py"):
+        if (root / option).is_file():
+            return PurePosixPath(option).as_posix()
+    return None
 
 
 def _read(workspace: Workspace, rel: str) -> str | None:
