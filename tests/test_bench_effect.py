@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 import threading
@@ -25,7 +26,7 @@ from bench.effect.harnesses import (
 )
 from bench.effect.proxy import CountingProxy
 from bench.effect.report import RunRecord, failure_kind, harness_table, summarize
-from bench.effect.run import MARKER, write_report
+from bench.effect.run import MARKER, Restarter, stop_server, write_report
 from bench.effect.tasks import (
     TASKS,
     Task,
@@ -551,6 +552,30 @@ def test_settle_returns_once_the_server_answers_and_counts_nothing() -> None:
             assert proxy.settle("m", 0.5) is False  # no answer in time: said, not hung
         finally:
             proxy.stop()
+
+
+def test_a_restart_stops_the_busy_server_s_whole_group_and_starts_another() -> None:
+    """A server still computing a cut request after a minute is started again: the old one's
+    process group is gone (its worker too), the new one is the one kept."""
+    import subprocess
+
+    def start() -> subprocess.Popen[bytes]:
+        # a server with a worker of its own, as llama-cpp-python's uvicorn may have
+        return subprocess.Popen(
+            ["sh", "-c", "sleep 300 & wait"], start_new_session=True, stdin=subprocess.DEVNULL
+        )
+
+    first = start()
+    restart = Restarter(first, start)
+    try:
+        restart()
+        assert first.poll() is not None  # stopped
+        with pytest.raises(ProcessLookupError):
+            os.killpg(first.pid, 0)  # and nothing of its group is left
+        assert restart.proc is not first and restart.proc.poll() is None
+    finally:
+        stop_server(restart.proc)
+    assert restart.proc.poll() is not None
 
 
 def test_a_server_that_dies_mid_reply_cuts_the_reply_and_prints_no_traceback(

@@ -22,7 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -116,10 +118,11 @@ def _answers(url: str) -> bool:
 
 
 def start_server(
-    python: Path, model: Path, threads: int, log: Path
+    python: Path, model: Path, threads: int, log: Path, port: int | None = None
 ) -> tuple[subprocess.Popen[bytes], str, list[str]]:
-    """llama-cpp-python's server with the model's own chat template (no --chat_format)."""
-    port = _free_port()
+    """llama-cpp-python's server with the model's own chat template (no --chat_format), on
+    `port` (a free one by default); its output appended to `log`."""
+    port = port or _free_port()
     argv = [
         str(python),
         "-m",
@@ -140,7 +143,7 @@ def start_server(
         str(threads),
     ]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         proc = subprocess.Popen(
             argv,
             stdout=out,
@@ -158,6 +161,21 @@ def start_server(
     return proc, base, argv
 
 
+class Restarter:
+    """Starts the bench's model server again on its port (the proxy's upstream), `proc` the
+    one running now."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], start: Callable[[], subprocess.Popen[bytes]]
+    ) -> None:
+        self.proc = proc
+        self._start = start
+
+    def __call__(self) -> None:
+        stop_server(self.proc)
+        self.proc = self._start()
+
+
 def stop_server(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -168,6 +186,7 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 
 ABANDONED_GRACE = 10  # seconds a request may go on after its harness ended
+SETTLE_AFTER_CUT = 60  # seconds the server may take to be free after a cut, before a restart
 
 
 def one_run(
@@ -179,7 +198,10 @@ def one_run(
     proxy: CountingProxy,
     base: Path,
     logs: Path,
+    restart: Callable[[], None] | None = None,
 ) -> RunRecord:
+    """One harness on one task, judged; `restart` starts the model server again (None: a
+    server the bench did not start)."""
     folder = base / harness / f"{task.name}-{repeat}"
     workdir = copy_project(task, folder / task.name, tools)
     git_init(workdir)
@@ -200,9 +222,15 @@ def one_run(
     if not proxy.wait_idle(ABANDONED_GRACE):
         cut = proxy.abort(proxy.label)
         say(f"{cut} model request(s) the harness left in flight cut after {ABANDONED_GRACE} s")
-        # the server may still compute the cut request (a non-streamed one to its end): the
-        # next run must not pay for it
-        if not proxy.settle(ctx.model, max(ctx.timeout, 900)):
+        # the server may still compute the cut request: llama-cpp-python stops a streamed
+        # one at its next chunk, but computes a non-streamed one to its end (aider's chat
+        # summary, left as it exits: 6 minutes and more). The next run must not pay for it.
+        settle = SETTLE_AFTER_CUT if restart is not None else max(ctx.timeout, 900)
+        settled = proxy.settle(ctx.model, settle)
+        if not settled and restart is not None:
+            say(f"the model server still busy {settle} s after the cut: starting it again")
+            restart()
+        elif not settled:
             say("the model server did not answer after the cut; going on")
         proxy.wait_idle(60)
     drain = time.monotonic() - drained
@@ -332,6 +360,7 @@ def main(argv: list[str]) -> int:
             PEER_OF[h]: install.peer(PEER_OF[h], cache) for h in harnesses if h in PEER_OF
         }
         server: subprocess.Popen[bytes] | None = None
+        restart: Restarter | None = None
         server_argv: list[str] = []
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         logs = RESULTS / f"effect-{stamp}"
@@ -343,6 +372,11 @@ def main(argv: list[str]) -> int:
             python, model = install.model_server()
             server, base_url, server_argv = start_server(
                 python, model, args.threads, logs / "server.log"
+            )
+            port = int(urllib.parse.urlsplit(base_url).port or 0)
+            restart = Restarter(
+                server,
+                lambda: start_server(python, model, args.threads, logs / "server.log", port)[0],
             )
     except install.InstallError as exc:
         say(str(exc))
@@ -361,7 +395,7 @@ def main(argv: list[str]) -> int:
             for task in tasks:
                 for harness in harnesses:
                     say(f"{harness} / {task.name} / run {repeat} ...")
-                    record = one_run(harness, task, repeat, ctx, tools, proxy, work, logs)
+                    record = one_run(harness, task, repeat, ctx, tools, proxy, work, logs, restart)
                     records.append(record)
                     say(
                         f"{harness} / {task.name}: {'SOLVED' if record.solved else record.failure} "
@@ -383,7 +417,9 @@ def main(argv: list[str]) -> int:
         say("interrupted: reporting the runs done so far")
     finally:
         proxy.stop()
-        if server is not None:
+        if restart is not None:
+            stop_server(restart.proc)
+        elif server is not None:
             stop_server(server)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
