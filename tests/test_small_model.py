@@ -311,6 +311,37 @@ async def test_a_small_model_that_wrote_its_file_back_unchanged_is_asked_the_sam
     assert (project / "calc.py").read_text().count(FIX) == 1
 
 
+async def test_a_small_model_that_echoes_its_own_wrong_edit_starts_over_from_its_first_request(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Its first edit left the tests failing, and its next reply wrote that wrong file back
+    unchanged: stuck on it (held-out bench: every later request brought the same wrong file
+    back, at any temperature). Its edit is undone — the editor receives calc.py as it was —
+    and its first request goes again, warmer: the fix then lands on the original text."""
+    before = (project / "calc.py").read_text()
+    wrong = before.replace(BUG, "    return sum(values) / (len(values) + 2)\n")
+    echo_of_wrong = Reply(f"calc.py\n```python\n{wrong}```\n")
+    fake_openai.script(echo_of_wrong, echo_of_wrong, Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second, third = fake_openai.requests[:3]
+    assert third["messages"] == first["messages"]  # the first request again, nothing added
+    assert len(second["messages"]) > len(first["messages"])  # after the wrong edit
+    assert [r["temperature"] for r in (first, second, third)] == [0.0, 0.0, 0.5]
+    calc = (project / "calc.py").resolve()
+    assert [text for path, text, _ in channel.edits if path == calc] == [
+        wrong,
+        before,
+        before.replace(BUG, FIX),
+    ]
+    assert any("undoing it (calc.py)" in e.message for e in channel.events)
+    assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
 async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -163,6 +164,8 @@ class Agent:
         self._attempts = 0  # replies that tried a fix and left the task not done (in all)
         self._echoed = False  # a small model wrote a file back unchanged: answer in blocks now
         self._echo = False  # the last reply's edits were all files written back unchanged
+        self._first: list[ChatMessage] = []  # a small model's first request (to start over)
+        self._originals: dict[str, str] = {}  # files as they were before its first edit of them
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -184,6 +187,7 @@ class Agent:
             )
             if look:
                 self.messages = look.conversation(*self.messages)
+                self._first = list(self.messages)
         else:
             step = resume.step
             how = "resumed" if resume.hint is None else "continued"
@@ -258,7 +262,8 @@ class Agent:
                     return said
                 echo = found.edits and self._echo and not applied.startswith(APPLIED_WORDS)
                 if self.small and echo:
-                    await self._ask_again(step)
+                    if not await self._start_over(step):
+                        await self._ask_again(step)
                     continue
                 feedback = said
                 switch = getattr(self.model, "answered_in_words", None)
@@ -370,6 +375,48 @@ class Agent:
             self.messages.pop()
         await self._emit(EventKind.MESSAGE, "the reply changed nothing: asking again, warmer", step)
         await self._checkpoint(step)
+
+    async def _start_over(self, step: int) -> bool:
+        """A small model that echoes its own wrong edit back is stuck on it (held-out bench:
+        every later request, at any temperature, brought the same wrong file back): its edits
+        are undone (each file written back as it was, an edit the user can undo in turn) and
+        its first request asked again, warmer — a fresh first answer, not one leaning on the
+        wrong one. False: nothing of its own to undo (asked again as it is)."""
+        now = {rel: self._current(rel) for rel in self._originals}
+        changed = {
+            rel: (current, text)
+            for rel, text in self._originals.items()
+            if (current := now[rel]) is not None and current != text
+        }
+        if not self._first or not changed:
+            return False
+        await self._emit(
+            EventKind.MESSAGE,
+            f"the model wrote its own wrong edit back: undoing it ({', '.join(changed)}) "
+            "and asking the first request again, warmer",
+            step,
+        )
+        for n, (rel, (current, text)) in enumerate(changed.items()):
+            arguments = json.dumps({"path": rel, "old_text": current, "new_text": text})
+            call = ToolCall(id=f"start_over_{step}_{n}", name="edit_file", arguments=arguments)
+            result = await self._run_one(call, step)
+            if result.status is not ToolStatus.SUCCESS:
+                return False  # not undone (refused, or the file changed meanwhile): go on as is
+        self.workspace.changed_files = [
+            rel for rel in self.workspace.changed_files if rel not in changed
+        ]
+        self.messages = list(self._first)
+        await self._checkpoint(step)
+        return True
+
+    def _current(self, rel: str) -> str | None:
+        """`rel`'s text as the agent sees it now (the editor's buffer first); None: no file."""
+        ws = self.workspace
+        try:
+            path = ws.describe(rel, "read_file").path
+            return ws.read_text(path) if path.is_file() else None
+        except (AgentLspError, OSError, ValueError):
+            return None
 
     def _limit_reached(self, step: int) -> str | None:
         if step >= self.limits.max_steps:
@@ -577,6 +624,10 @@ class Agent:
         (starting with FAILED_WORDS when none applied)."""
         self._edited = []
         self._echo = bool(found.edits) and not found.problems
+        for edit in found.edits:  # a small model's files before its first edit of them
+            known = not self.small or edit.path in self._originals
+            if not known and (text := self._current(edit.path)) is not None:
+                self._originals[edit.path] = text
         lines: list[str] = []
         applied = 0
         for n, edit in enumerate(found.edits):
