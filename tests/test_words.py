@@ -112,3 +112,18 @@ def test_a_block_written_as_a_merge_conflict_reads_as_search_replace() -> None:
         ("app.js", "  return a - b;", "  return a + b;")
     ]
     assert found.problems == []
+
+
+def test_a_path_written_in_other_letter_cases_is_the_read_file_it_names() -> None:
+    """ "App.js" as the first word of a reply (a small model capitalises it; three replies of a
+    benchmark run were lost so) is app.js, the file it has read; where two read files fold to
+    the same name, the block names neither."""
+    new = "function add(a, b) {\n  return a + b;\n}\n\nmodule.exports = { add };\n"
+    found = edits_in_words(f"App.js\n```\n{new}```\n", read, ["tests/test_text.py", "app.js"])
+    assert [(e.path, e.old, e.new, e.what) for e in found.edits] == [
+        ("app.js", FILES["app.js"], new, "whole file")
+    ]
+    assert edits_in_words(f"App.js\n```\n{new}```\n", read).edits == []  # not read: no guess
+    files = {**FILES, "APP.js": FILES["app.js"]}
+    both = edits_in_words(f"App.js\n```\n{new}```\n", files.get, ["app.js", "APP.js"])
+    assert both.edits == []

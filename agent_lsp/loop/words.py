@@ -77,6 +77,7 @@ class Found:
 
 
 Reader = Callable[[str], str | None]  # a workspace path -> its current text (None: no file)
+Resolver = Callable[[str], str | None]  # a path as the model wrote it -> the file's (None: none)
 
 
 def edits_in_words(text: str, read: Reader, candidates: Sequence[str] = ()) -> Found:
@@ -86,10 +87,11 @@ def edits_in_words(text: str, read: Reader, candidates: Sequence[str] = ()) -> F
     edits: list[WordsEdit] = []
     problems: list[str] = []
     taken: list[tuple[int, int]] = []
+    resolve = _resolver(read, candidates)
     for match in _SEARCH.finditer(text):
         taken.append(match.span())
         old, new = _block_text(match.group("old")), _block_text(match.group("new"))
-        path = _named_before(text, match.start(), read) or _holding(old, read, candidates)
+        path = _named_before(text, match.start(), resolve) or _holding(old, read, candidates)
         if path is None:
             problems.append("a SEARCH/REPLACE block without its file's path on the line before")
         elif not old.strip():
@@ -99,8 +101,12 @@ def edits_in_words(text: str, read: Reader, candidates: Sequence[str] = ()) -> F
     for start, _end, info, body in _fences(text):
         if any(s <= start < e for s, e in taken) or _SEARCH.search(body):
             continue
-        path = _path_in(info, read) or _named_before(text, start, read) or _first_line(body, read)
-        found = _fenced_edit(path, body, read, candidates)
+        path = (
+            _path_in(info, resolve)
+            or _named_before(text, start, resolve)
+            or _first_line(body, resolve)
+        )
+        found = _fenced_edit(path, body, read, candidates, resolve)
         if isinstance(found, str):
             if path is not None:  # an unnamed block that fits nowhere is just code shown
                 problems.append(found)
@@ -160,42 +166,59 @@ def _clean(word: str) -> str:
     return word.strip().strip("`*'\":,;()[]<>").replace("\\", "/").removeprefix("./")
 
 
-def _existing(word: str, read: Reader) -> str | None:
+def _resolver(read: Reader, candidates: Sequence[str]) -> Resolver:
+    """A path as written when it is a file, else the one file the model has read that it
+    names in other letter cases (a small model capitalises the first word of its reply:
+    "Roman.py" for roman.py, three replies lost in a run of the benchmark)."""
+    folded: dict[str, list[str]] = {}
+    for rel in dict.fromkeys(candidates):
+        folded.setdefault(rel.casefold(), []).append(rel)
+
+    def resolve(word: str) -> str | None:
+        if read(word) is not None:
+            return word
+        hits = folded.get(word.casefold(), [])
+        return hits[0] if len(hits) == 1 and read(hits[0]) is not None else None
+
+    return resolve
+
+
+def _existing(word: str, resolve: Resolver) -> str | None:
     word = _clean(word)
     if not word or not _PATHLIKE.fullmatch(word):
         return None
-    return word if read(word) is not None else None
+    return resolve(word)
 
 
-def _path_in(info: str, read: Reader) -> str | None:
+def _path_in(info: str, resolve: Resolver) -> str | None:
     for word in re.split(r"[\s=]+", info):
-        if found := _existing(word, read):
+        if found := _existing(word, resolve):
             return found
     return None
 
 
-def _named_before(text: str, start: int, read: Reader) -> str | None:
+def _named_before(text: str, start: int, resolve: Resolver) -> str | None:
     """A file named on the last non-empty line before `start`, or, when that line opens a
     fence, in its info string or on the line before it."""
     lines = [line for line in text[:start].splitlines() if line.strip()]
     for line in reversed(lines[-2:]):
         fence = _FENCE.fullmatch(line)
         if fence is not None:
-            if found := _path_in(fence.group("info"), read):
+            if found := _path_in(fence.group("info"), resolve):
                 return found
             continue
         for word in reversed(line.split()):
-            if found := _existing(word, read):
+            if found := _existing(word, resolve):
                 return found
         return None
     return None
 
 
-def _first_line(body: str, read: Reader) -> str | None:
+def _first_line(body: str, resolve: Resolver) -> str | None:
     """`# text.py` or `// file: text.js` as a block's first line."""
     first = body.split("\n", 1)[0].strip()
     match = re.fullmatch(r"(?:#|//|--)\s*(?:file(?:name)?:?\s*)?(\S+)", first, re.I)
-    return _existing(match.group(1), read) if match else None
+    return _existing(match.group(1), resolve) if match else None
 
 
 def _definitions(path: str, text: str) -> list[str]:
@@ -208,14 +231,14 @@ def _definitions(path: str, text: str) -> list[str]:
 
 
 def _fenced_edit(
-    path: str | None, body: str, read: Reader, candidates: Sequence[str]
+    path: str | None, body: str, read: Reader, candidates: Sequence[str], resolve: Resolver
 ) -> list[WordsEdit] | str:
     """The edits a fenced block makes, or why it makes none."""
     if path is not None:
         if is_test_file(path):  # shown, not meant as a change: a test changes only explicitly
             return f"a code block for the test file {path} (change tests with edit_file)"
         current = read(path) or ""
-        if _first_line(body, read) == path:  # its first line only names the file
+        if _first_line(body, resolve) == path:  # its first line only names the file
             body = body.split("\n", 1)[1] if "\n" in body else ""
         if _whole_file(path, current, body):
             return [WordsEdit(path, current, _with_end(body, current), "whole file")]
