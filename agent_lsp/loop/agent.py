@@ -410,11 +410,14 @@ class Agent:
         return True
 
     def _current(self, rel: str) -> str | None:
-        """`rel`'s text as the agent sees it now (the editor's buffer first); None: no file."""
+        """`rel`'s text as the agent sees it now (the editor's buffer first); None: no file,
+        or one hidden from the agent."""
         ws = self.workspace
         try:
             path = ws.describe(rel, "read_file").path
-            return ws.read_text(path) if path.is_file() else None
+            if ws.hidden(path, "read_file") or not path.is_file():
+                return None
+            return ws.read_text(path)
         except (AgentLspError, OSError, ValueError):
             return None
 
@@ -603,18 +606,8 @@ class Agent:
         if not reply.content or "edit_file" not in self.toolbox.tools:
             return Found([], [])
         ws = self.workspace
-
-        def read(rel: str) -> str | None:
-            try:
-                path = ws.describe(rel, "read_file").path
-                if ws.hidden(path, "read_file") or not path.is_file():
-                    return None
-                return ws.read_text(path)
-            except (AgentLspError, OSError, ValueError):
-                return None
-
         seen = [ws.relative(path) for path in ws.read_hashes]
-        found = edits_in_words(reply.content, read, seen)
+        found = edits_in_words(reply.content, self._current, seen)
         if may_drop(task.instruction):
             return found
         return replace(found, edits=[keep_left_out(edit) for edit in found.edits])
