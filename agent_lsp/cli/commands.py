@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -13,13 +14,14 @@ from pathlib import Path
 
 from adapters import describe_project, detect_toolchain
 from adapters.results import report_dict
-from agent_lsp.cli.jsonl import JsonChannel, JsonLines, outcome_line
+from agent_lsp.cli.jsonl import JsonChannel, JsonLines, interrupted_line, outcome_line
 from agent_lsp.cli.roots import find_root
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.endpoint import endpoint_problem
 from agent_lsp.config.schema import Settings
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
+from agent_lsp.fileio import read_disk_text
 from agent_lsp.loop.summary import task_totals
 from agent_lsp.loop.verify import (
     BadTargetError,
@@ -38,6 +40,7 @@ from agent_lsp.task import Selection, Task, TaskKind
 # 0 done and proved by the tests; 1 not done (failed, stopped, paused, error); 2 usage;
 # 3 "done" on the model's word only (no test runner, or the tests were not permitted).
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE, EXIT_UNVERIFIED = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as the CLI exits then
 
 
 _LOADED = time.monotonic()
@@ -143,11 +146,17 @@ async def run(
         except AgentLspError as exc:
             await session.aclose()
             return fail(f"agent-lsp: {exc}")
+    cut = False
     try:
         outcome = await session.run_task(task, channel, resume=resume, hint=hint, task_id=task_id)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: the CLI exits 130
+        cut = True
+        raise
     finally:
         channel.close()  # the waiting spinner off before anything else is printed
         await session.aclose()
+        if cut and lines is not None:  # the outcome last, as always
+            interrupted_line(lines, EXIT_INTERRUPTED)
     # The totals as the user waited: from the process's start (imports, settings, the
     # session's start-up), not from the task's first step.
     outcome = outcome.model_copy(update={"seconds": max(outcome.seconds, since_start())})
@@ -164,8 +173,9 @@ async def run(
 
 def parse_at(root: Path, at: str) -> tuple[str, Selection]:
     """`FILE:LINE` (the cursor on that line) or `FILE:FIRST-LAST` (those lines selected), the
-    file relative to the current folder or absolute, inside the project; `ValueError` says
-    what is wrong."""
+    file absolute or relative to the current folder (where no such file is there, to the
+    project's root), inside the project, the lines in the file; `ValueError` says what is
+    wrong."""
     name, colon, lines = at.rpartition(":")
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", lines.strip()) if colon else None
     if not name or match is None:
@@ -173,13 +183,22 @@ def parse_at(root: Path, at: str) -> tuple[str, Selection]:
     first, last = int(match.group(1)), int(match.group(2) or match.group(1))
     if first < 1 or last < first:
         raise ValueError("lines count from 1, and the last is not before the first")
-    path = Path(name).expanduser()
-    path = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    given = Path(name).expanduser()
+    path = (given if given.is_absolute() else Path.cwd() / given).resolve()
+    if not given.is_absolute() and not path.exists() and (root / given).exists():
+        path = (root / given).resolve()  # `--root DIR` run from elsewhere: DIR's file
     if not path.is_relative_to(root.resolve()):
         raise ValueError(f"{path} is not in the project {root}")
     if not path.is_file():
         raise ValueError(f"no such file: {path}")
     rel = path.relative_to(root.resolve()).as_posix()
+    try:
+        count = max(1, len(read_disk_text(path).splitlines()))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"cannot read {rel}: {exc}") from exc
+    if last > count:
+        outside = first if first > count else last
+        raise ValueError(f"{rel} has {count} lines: line {outside} is not in it")
     if match.group(2) is None:
         return rel, Selection(line=first - 1, end_line=first - 1)
     return rel, Selection(line=first - 1, end_line=last)

@@ -22,9 +22,9 @@ from typing import Any, TextIO
 
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.fileio import atomic_write, read_disk_text
-from agent_lsp.messages import AgentEvent, TaskOutcome
+from agent_lsp.messages import AgentEvent, TaskOutcome, TaskStatus
 
-__all__ = ["JsonChannel", "JsonLines", "outcome_line"]
+__all__ = ["JsonChannel", "JsonLines", "interrupted_line", "outcome_line"]
 
 MAX_DIFF = 200_000  # characters of one edit's diff (a bigger one is cut, and says so)
 
@@ -35,6 +35,7 @@ class JsonLines:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self._lock = threading.Lock()
+        self.task_id = ""  # the task the session log's records name (an interrupted outcome's)
 
     def emit(self, type_: str, /, **data: Any) -> None:
         line = json.dumps({"type": type_, **data}, ensure_ascii=True, default=str)
@@ -48,6 +49,8 @@ class JsonLines:
     def log_record(self, entry: Mapping[str, Any]) -> None:
         """A session log record as a line of its own kind (`model_call`, `tool_call` …)."""
         data = {k: v for k, v in entry.items() if k not in ("kind", "type")}
+        if isinstance(task_id := entry.get("task_id"), str) and task_id:
+            self.task_id = task_id
         self.emit(str(entry.get("kind", "log")), **data)
 
 
@@ -103,6 +106,8 @@ class JsonChannel:
 
 
 def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int) -> None:
+    """The last line: the outcome; `verified` only for a task completed and proved by its
+    tests (a task not done is not verified, whatever its checks said)."""
     usage = outcome.usage if outcome.run_usage is None else outcome.run_usage
     lines.emit(
         "outcome",
@@ -110,7 +115,7 @@ def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int) -> None
         summary=outcome.summary,
         steps=outcome.steps,
         stop_reason=outcome.stop_reason,
-        verified=outcome.verified,
+        verified=outcome.verified and outcome.status is TaskStatus.COMPLETED,
         changed_files=list(outcome.changed_files),
         task_id=outcome.task_id,
         seconds=round(outcome.seconds, 3),
@@ -119,6 +124,17 @@ def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int) -> None
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         tokens_estimated=usage.estimated,
+        exit_code=exit_code,
+    )
+
+
+def interrupted_line(lines: JsonLines, exit_code: int) -> None:
+    """The last line of a run cut short by Ctrl-C: its task stays resumable."""
+    lines.emit(
+        "outcome",
+        status="interrupted",
+        summary="interrupted; resume with: agent-lsp run --resume",
+        task_id=lines.task_id,
         exit_code=exit_code,
     )
 

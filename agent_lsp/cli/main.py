@@ -21,7 +21,7 @@ from types import TracebackType
 
 from agent_lsp import __version__
 from agent_lsp.cli import awake, output
-from agent_lsp.cli.parser import build_parser
+from agent_lsp.cli.parser import UsageExit, build_parser
 from agent_lsp.cli.roots import find_root
 
 EXIT_OK, EXIT_NOT_DONE, EXIT_USAGE = 0, 1, 2
@@ -130,7 +130,12 @@ def _main(argv: list[str]) -> int:
         at = argv.index("--wrap")
         argv, wrapped = argv[: at + 1], argv[at + 1 :]
         wrapped = wrapped[1:] if wrapped[:1] == ["--"] else wrapped
-    args = build_parser(__doc__ or "").parse_args(argv)
+    try:
+        args = build_parser(__doc__ or "").parse_args(argv)
+    except UsageExit as exc:  # said on stderr; `run --json` says it on stdout too
+        if next((a for a in argv if not a.startswith("-")), "") == "run" and "--json" in argv:
+            _json_error(exc.text)
+        raise
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLine("%(asctime)s %(name)s %(levelname)s: %(message)s", args.verbose))
     level = logging.DEBUG if args.verbose else logging.WARNING
@@ -172,20 +177,15 @@ def _main(argv: list[str]) -> int:
     if args.command == "run":
         given = [bool(args.task), bool(args.resume), args.hint is not None]
         if sum(given) != 1:
-            print(
-                'agent-lsp run: give a task, --resume or --continue "hint" (one of them)',
-                file=sys.stderr,
+            return _run_usage(
+                args, 'agent-lsp run: give a task, --resume or --continue "hint" (one of them)'
             )
-            return EXIT_USAGE
         if getattr(args, "task_id", None) and args.hint is None:
-            print("agent-lsp run: --task goes with --continue", file=sys.stderr)
-            return EXIT_USAGE
+            return _run_usage(args, "agent-lsp run: --task goes with --continue")
         if args.team and args.hint is not None:
-            print(
-                "agent-lsp run: --continue finds a team task itself: drop --team",
-                file=sys.stderr,
+            return _run_usage(
+                args, "agent-lsp run: --continue finds a team task itself: drop --team"
             )
-            return EXIT_USAGE
         from agent_lsp.cli import team
         from agent_lsp.errors import AgentLspError
 
@@ -194,16 +194,13 @@ def _main(argv: list[str]) -> int:
             try:
                 continues = team.continued_team(args.root, getattr(args, "task_id", None))
             except AgentLspError as exc:
-                print(f"agent-lsp: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+                return _run_usage(args, f"agent-lsp: {exc}")
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
         if chosen or continues or (args.resume and team.pending_team(args.root)):
             if args.json or args.at:
-                print(
-                    "agent-lsp run: --json and --at do not go with team mode yet",
-                    file=sys.stderr,
+                return _run_usage(
+                    args, "agent-lsp run: --json and --at do not go with team mode yet"
                 )
-                return EXIT_USAGE
             return awake.run(
                 team.run_team(
                     args.root,
@@ -258,6 +255,21 @@ def _main(argv: list[str]) -> int:
         return _improve(args)
     if args.command == "trust":
         return _trust(args.root, remove=args.remove, listing=args.list)
+    return EXIT_USAGE
+
+
+def _json_error(text: str, code: int = EXIT_USAGE) -> None:
+    """`run --json`'s outcome of a run that did not start: its one line, on stdout."""
+    from agent_lsp.cli.jsonl import JsonLines
+
+    JsonLines().emit("outcome", status="error", summary=text, exit_code=code)
+
+
+def _run_usage(args: argparse.Namespace, text: str) -> int:
+    """A usage error of `run`: one line on stderr (and with --json the outcome on stdout)."""
+    print(text, file=sys.stderr, flush=True)
+    if args.json:
+        _json_error(text)
     return EXIT_USAGE
 
 

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 from agent_lsp import __version__
 from agent_lsp.cli.roots import ROOT_MARKERS
 
 
+class UsageExit(SystemExit):
+    """A command line the parser cannot read: said on stderr with the usage (as argparse
+    says it), exit 2; `text` is the one line that says what is wrong."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(2)
+        self.text = text
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        text = f"{self.prog}: error: {message}"
+        self.print_usage(sys.stderr)
+        print(text, file=sys.stderr, flush=True)
+        raise UsageExit(text)
+
+
 def build_parser(doc: str) -> argparse.ArgumentParser:
     """The command line's parser; `doc`, the description (ROOT_MARKERS spelled out)."""
     about = doc.replace("ROOT_MARKERS", ", ".join(ROOT_MARKERS))
-    parser = argparse.ArgumentParser(prog="agent-lsp", description=about)
+    parser = _Parser(prog="agent-lsp", description=about)
     parser.add_argument("--version", action="version", version=f"agent-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
