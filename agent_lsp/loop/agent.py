@@ -390,6 +390,8 @@ class Agent:
         }
         if not self._first or not changed:
             return False
+        if not all(self._wrote_last(rel, current) for rel, (current, _) in changed.items()):
+            return False  # changed since the agent's edit (the user typed): theirs stays
         await self._emit(
             EventKind.MESSAGE,
             f"the model wrote its own wrong edit back: undoing it ({', '.join(changed)}) "
@@ -408,6 +410,12 @@ class Agent:
         self.messages = list(self._first)
         await self._checkpoint(step)
         return True
+
+    def _wrote_last(self, rel: str, text: str) -> bool:
+        try:
+            return self.workspace.wrote_last(self.workspace.describe(rel).path, text)
+        except (AgentLspError, ValueError):
+            return False
 
     def _current(self, rel: str) -> str | None:
         """`rel`'s text as the agent sees it now (the editor's buffer first); None: no file,

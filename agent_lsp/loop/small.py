@@ -167,7 +167,7 @@ async def first_look(
     for _ in range(IMPORT_DEPTH):
         found: list[str] = []
         for rel in layer:
-            for imported in await asyncio.to_thread(_imports_of, workspace.root, rel):
+            for imported in await asyncio.to_thread(_imports_of, workspace, rel):
                 if imported not in wanted:
                     wanted.append(imported)
                     found.append(imported)
@@ -269,14 +269,15 @@ def _relative(root: Path, file: str | None) -> str | None:
     return path.as_posix() if (root / path).is_file() else None
 
 
-def _imports_of(root: Path, rel: str) -> list[str]:
+def _imports_of(workspace: Workspace, rel: str) -> list[str]:
     """The workspace's own files that `rel` imports (Python, JS/TS), or, for Go, the other
-    files of its package."""
-    path = root / rel
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:64_000]
-    except OSError:
+    files of its package; none for a file the guard does not let the first look read (a link
+    out, a secret, a FIFO: what it holds decides nothing)."""
+    root = workspace.root
+    found = _text(workspace, rel)
+    if found is None:
         return []
+    text = found[1][:64_000]
     folder = PurePosixPath(rel).parent
     out: list[str] = []
     if rel.endswith(".py"):
@@ -335,15 +336,25 @@ def _py_module(root: Path, candidate: PurePosixPath) -> str | None:
 
 def _read(workspace: Workspace, rel: str) -> str | None:
     """The file's text through the workspace's guard (None: not shown), noted as read."""
+    found = _text(workspace, rel)
+    if found is None:
+        return None
+    workspace.note_read(*found)
+    return found[1]
+
+
+def _text(workspace: Workspace, rel: str) -> tuple[Path, str] | None:
+    """The file and its text as read_file would read it without asking (None: not read): not
+    a link out, a secret or what a rule hides, a regular file — and none the agent may never
+    write (git's, agent-lsp's own, the editor settings: never a file to change)."""
     try:
-        path = workspace.describe(rel, "read_file").path
-        if workspace.hidden(path, "read_file"):
+        res = workspace.describe(rel, "read_file")
+        path = res.path
+        if res.protected or workspace.hidden(path, "read_file"):
             return None
         reason = None if path in workspace.granted else workspace.reads.refusal(path)
         if reason is not None or not path.is_file():
             return None
-        text = workspace.read_text(path)
+        return path, workspace.read_text(path)
     except (AgentLspError, OSError, ValueError):
         return None
-    workspace.note_read(path, text)
-    return text

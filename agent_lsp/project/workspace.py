@@ -47,6 +47,7 @@ class Workspace:
         self.created: set[str] = set()  # files the agent wrote that did not exist before
         self.changed_files: list[str] = []
         self.edit_count = 0
+        self._written: dict[Path, str] = {}  # the hash of the text the agent last wrote there
 
     @property
     def engine(self) -> SafetyPolicy:
@@ -166,12 +167,18 @@ class Workspace:
 
     def _note_written(self, path: Path, text: str, existed: bool) -> None:
         self.read_hashes[path] = text_hash(text)
+        self._written[path] = text_hash(text)
         self.edit_count += 1
         rel = self.relative(path)
         if not existed:
             self.created.add(rel)
         if rel not in self.changed_files:
             self.changed_files.append(rel)
+
+    def wrote_last(self, path: Path, text: str) -> bool:
+        """`text` is what the agent itself last wrote to `path`: nobody changed the file since
+        (an undo of the agent's edit puts back only the agent's own text, never the user's)."""
+        return self._written.get(path) == text_hash(text)
 
     def changed_since_read(self, path: Path, text: str) -> bool:
         seen = self.read_hashes.get(path)
