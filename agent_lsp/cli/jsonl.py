@@ -105,9 +105,10 @@ class JsonChannel:
         self.asker.close()
 
 
-def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int) -> None:
-    """The last line: the outcome; `verified` only for a task completed and proved by its
-    tests (a task not done is not verified, whatever its checks said)."""
+def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int, **more: Any) -> None:
+    """The last line: the outcome (and `more`: a team task's plan and tokens by role);
+    `verified` only for a task completed and proved by its tests (a task not done is not
+    verified, whatever its checks said)."""
     usage = outcome.usage if outcome.run_usage is None else outcome.run_usage
     lines.emit(
         "outcome",
@@ -124,6 +125,7 @@ def outcome_line(lines: JsonLines, outcome: TaskOutcome, exit_code: int) -> None
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         tokens_estimated=usage.estimated,
+        **more,
         exit_code=exit_code,
     )
 

@@ -197,10 +197,6 @@ def _main(argv: list[str]) -> int:
                 return _run_usage(args, f"agent-lsp: {exc}")
         chosen = args.team or (bool(args.task) and team.team_enabled(args.root))
         if chosen or continues or (args.resume and team.pending_team(args.root)):
-            if args.json or args.at:
-                return _run_usage(
-                    args, "agent-lsp run: --json and --at do not go with team mode yet"
-                )
             return awake.run(
                 team.run_team(
                     args.root,
@@ -209,6 +205,8 @@ def _main(argv: list[str]) -> int:
                     max_steps=args.max_steps,
                     hint=args.hint,
                     continues=continues,
+                    as_json=args.json,
+                    at=args.at,
                 )
             )
         return awake.run(

@@ -3,10 +3,12 @@ continue of a FAILED or cut-short team task with a hint (`run --continue "…"`)
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
-from agent_lsp.cli.commands import cannot_reach_model
+from agent_lsp.cli.commands import EXIT_INTERRUPTED, cannot_reach_model, parse_at
+from agent_lsp.cli.jsonl import JsonChannel, JsonLines, interrupted_line, outcome_line
 from agent_lsp.cli.terminal import TerminalChannel
 from agent_lsp.config.settings import load_settings
 from agent_lsp.errors import AgentLspError
@@ -14,6 +16,7 @@ from agent_lsp.memory.checkpoints import CheckpointStore
 from agent_lsp.memory.layout import Layout
 from agent_lsp.seams import Model
 from agent_lsp.session import Session
+from agent_lsp.task import Task, TaskKind
 from agent_lsp.team import Orchestrator, TeamOutcome, TeamStore
 from agent_lsp.team.budget import per_role
 from agent_lsp.team.orchestrator import TeamOptions
@@ -70,35 +73,92 @@ async def run_team(
     options: TeamOptions | None = None,
     hint: str | None = None,
     continues: str | None = None,
+    as_json: bool = False,
+    at: str | None = None,
 ) -> int:
     """A team task; with `resume`, the one a crash cut short; with `hint`, the team task
-    `continues` (FAILED or cut short) goes on, the hint to its planner."""
+    `continues` (FAILED or cut short) goes on, the hint to its planner; `at` (`FILE:LINE[-LINE]`,
+    as `run --at`): the cursor or selection the roles are told; `as_json`: JSON lines on stdout
+    (`cli/jsonl.py`), the outcome with its exit code, the plan and the tokens by role last."""
+    lines = JsonLines() if as_json else None
+
+    def fail(message: str, code: int = EXIT_USAGE) -> int:
+        print(message, file=sys.stderr, flush=True)
+        if lines is not None:
+            lines.emit("outcome", status="error", summary=message, exit_code=code)
+        return code
+
+    if not root.is_dir():  # noqa: ASYNC240 - one stat before anything starts
+        return fail(f"agent-lsp: {root} is not a folder")
     loaded = load_settings(root)
     for warning in loaded.warnings:
         print(f"agent-lsp: warning: {warning}", file=sys.stderr, flush=True)
+        if lines is not None:
+            lines.emit("warning", message=warning)
     settings = loaded.settings
     if max_steps is not None:
         settings = settings.model_copy(update={"max_steps": max_steps})
     if cannot_reach_model(root, settings, model):
+        if lines is not None:
+            lines.emit(
+                "outcome",
+                status="error",
+                summary="agent-lsp: the model cannot be reached as configured",
+                exit_code=EXIT_USAGE,
+            )
         return EXIT_USAGE
+    pointed = None
+    if at is not None:
+        try:
+            path, selection = parse_at(root, at)
+        except ValueError as exc:
+            return fail(f"agent-lsp run: --at {at}: {exc}")
+        pointed = Task(kind=TaskKind.TASK, instruction=instruction, path=path, selection=selection)
     session = Session(root, settings, model)
-    channel = TerminalChannel()
+    channel: TerminalChannel | JsonChannel = (
+        TerminalChannel() if lines is None else JsonChannel(root, lines)
+    )
+    if lines is not None:
+        session.memory.log.listeners.append(lines.log_record)
     team = Orchestrator(session, channel, options)
+    cut, refused = False, None
+    outcome = None
     try:
         if hint is not None and continues:
             outcome = await team.proceed(continues, hint)
         else:
-            outcome = await (team.resume() if resume else team.run(instruction))
+            outcome = await (team.resume() if resume else team.run(instruction, pointed))
     except AgentLspError as exc:
-        print(f"agent-lsp: {exc}", file=sys.stderr, flush=True)
-        return EXIT_USAGE
+        refused = f"agent-lsp: {exc}"
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: the CLI exits 130
+        cut = True
+        raise
     finally:
         channel.close()
         await session.aclose()
-    print_outcome(outcome)
+        if cut and lines is not None:
+            interrupted_line(lines, EXIT_INTERRUPTED)
+    if outcome is None:
+        return fail(refused or "agent-lsp: the team task did not start")
     if outcome.phase is not Phase.DONE:
-        return EXIT_NOT_DONE
-    return EXIT_OK if outcome.verified else EXIT_UNVERIFIED
+        code = EXIT_NOT_DONE
+    else:
+        code = EXIT_OK if outcome.verified else EXIT_UNVERIFIED
+    if lines is None:
+        print_outcome(outcome)
+    else:
+        outcome_line(
+            lines,
+            outcome.as_task_outcome(),
+            code,
+            phase=outcome.phase.value,
+            plan=[s.model_dump(mode="json", include=_STEP_FIELDS) for s in outcome.steps],
+            tokens_by_role={role: usage.total for role, usage in outcome.usage.items()},
+        )
+    return code
+
+
+_STEP_FIELDS = {"id", "goal", "role", "status", "files", "summary"}
 
 
 def print_outcome(outcome: TeamOutcome) -> None:

@@ -71,7 +71,7 @@ async def _run_task(
         if hint is not None and continues:  # a FAILED or cut-short team task, with a hint
             done = await crew.proceed(continues, hint)
         else:
-            done = await (crew.resume() if resume else crew.run(task.instruction))
+            done = await (crew.resume() if resume else crew.run(task.instruction, task))
         return done.as_task_outcome()
     return await session.run_task(
         task, channel, resume=resume, hint=hint, task_id=continues, tools=tools

@@ -31,6 +31,7 @@ from agent_lsp.team.execute import execute
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.memory import load_context
 from agent_lsp.team.plan import read_plan
+from agent_lsp.team.pointed import with_pointed
 from agent_lsp.team.presenter import Presenter, milestone
 from agent_lsp.team.preview import WriteWatch
 from agent_lsp.team.proceed import continued_text, reopen
@@ -120,7 +121,12 @@ class Orchestrator:
         self.store = TeamStore(host.root)
         self.undo: StepUndo | None = None
 
-    async def run(self, instruction: str) -> TeamOutcome:
+    async def run(self, instruction: str, pointed: Task | None = None) -> TeamOutcome:
+        """A new team task; `pointed`: a task naming the user's cursor or selection in a file
+        (`Task.path`, `Task.selection`), told to the roles with the instruction."""
+        if pointed is not None:
+            workspace = Workspace(self.host.root, self.channel, self.host.gate(self.channel))
+            instruction = with_pointed(instruction, pointed, workspace)
         state = self.store.new(instruction)
         state.previous = previous_handover(self.store, state.task_id)  # the last task's word
         self.store.save(state)
