@@ -161,8 +161,11 @@ def is_startup_file(path: PurePosixPath | Path, home: Path) -> bool:
 
 def is_protected_rel(rel: Sequence[str], windows: bool = False) -> bool:
     """Git internals, agent-lsp's own folder and the editor settings folders (any component),
-    and the editor and direnv files that run code (any folder)."""
-    folded = [_fold(p, windows) for p in rel]
+    and the editor and direnv files that run code (any folder) — their names compared without
+    regard to case everywhere, as secret names are: `.GIT/config` is git's config on a file
+    system that folds case (macOS's default), and refusing a `.VSCode` elsewhere costs
+    nothing."""
+    folded = [_fold(p, windows).casefold() for p in rel]
     if not folded:
         return False
     return folded[-1] in PROTECTED_NAMES or any(p in PROTECTED_DIRS for p in folded)
