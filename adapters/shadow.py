@@ -42,9 +42,10 @@ class ShadowWorkspace:
     of copied, so the shadow can run the tests: a virtualenv (``.venv``, ``venv`` or any
     folder with a ``pyvenv.cfg``) becomes one symlink to the user's; a ``node_modules`` folder
     becomes a real folder of symlinks, one per package (and ``.bin``), so tools that write
-    caches into ``node_modules`` (``.vite``, ``.cache``) write into the shadow. Residual risk:
-    a test that writes *inside* a package folder or a virtualenv (``pip install``, patching a
-    dependency's files) reaches the user's copy; overlays never write through these links."""
+    caches into ``node_modules`` (``.vite``, ``.vite-temp``, ``.cache``) write into the
+    shadow. Residual risk: a test that writes *inside* a package folder or a virtualenv (``pip
+    install``, patching a dependency's files) reaches the user's copy; overlays never write
+    through these links."""
 
     SKIP_DIRS: ClassVar[frozenset[str]] = frozenset(
         {".git", ".agent-lsp", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache"}
@@ -52,7 +53,10 @@ class ShadowWorkspace:
     )
     VENV_DIRS: ClassVar[frozenset[str]] = frozenset({".venv", "venv"})
     # cache folders tools create inside node_modules: left out, so they are made in the shadow
-    NODE_CACHE_DIRS: ClassVar[frozenset[str]] = frozenset({".cache", ".vite", ".vitest"})
+    # (vite bundles a `vite.config.ts` into `.vite-temp` and leaves the folder behind)
+    NODE_CACHE_DIRS: ClassVar[frozenset[str]] = frozenset(
+        {".cache", ".vite", ".vitest", ".vite-temp"}
+    )
     # what tests leave in ``dest`` that the next sync keeps (nothing of the source's)
     CACHE_DIRS: ClassVar[frozenset[str]] = SKIP_DIRS | NODE_CACHE_DIRS
 
