@@ -33,6 +33,8 @@ __all__ = [
 
 # Hidden whole inside the sandbox (every user's home, not only this one's).
 HIDDEN_HOMES = (Path("/home"), Path("/root"))
+# The host's /tmp, behind the sandbox's own (an empty tmpfs).
+HIDDEN_TEMP = Path(os.path.realpath("/tmp"))
 
 # Relative to the home: folders of interpreters, version managers and read-only caches.
 TOOLCHAIN_DIRS = (
@@ -199,9 +201,13 @@ def _unsafe(rel: Path, home: Path) -> bool:
 
 
 def _owner(path: Path, home: Path) -> Path | None:
-    """The home folder `path` is in (this user's, or one under /home or /root), if any."""
+    """The hidden folder `path` is in: a home (this user's, or one under /home or /root), or
+    /tmp (the sandbox has its own: a virtualenv made with `python -m venv /tmp/env` is shown
+    back like one in the home), if any."""
     if path.is_relative_to(home):
         return home
+    if path.is_relative_to(HIDDEN_TEMP):
+        return HIDDEN_TEMP
     for top in HIDDEN_HOMES:
         if path.is_relative_to(top):
             rel = path.relative_to(top).parts
@@ -242,9 +248,10 @@ def _cached(home: Path, key: tuple[str, ...], extra: tuple[Path, ...]) -> tuple[
 def _toolchain_dirs(
     home: Path, environ: Mapping[str, str], extra: Iterable[Path] = ()
 ) -> list[Path]:
-    """The folders of the home shown back (read-only) inside the sandbox: the known toolchain
-    folders, every `PATH` entry under the home, the interpreter agent-lsp runs on, an active
-    virtualenv or conda environment, and `extra` (say, where a project's `.venv` links to)."""
+    """The folders of the home and of /tmp shown back (read-only) inside the sandbox: the known
+    toolchain folders, every `PATH` entry under either, the interpreter agent-lsp runs on, an
+    active virtualenv or conda environment, and `extra` (say, where a project's `.venv` links
+    to)."""
     home = Path(os.path.realpath(home))
     wanted: list[Path] = [home / d for d in TOOLCHAIN_DIRS]
     for entry in environ.get("PATH", "").split(os.pathsep):

@@ -4,10 +4,76 @@ runner natively and through `agent-lsp test --json` (the sandboxed shadow copy).
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.adapters.conftest import ProjectFactory
 from tests.adapters.test_cli_runners import agent_lsp_test, counts, native
+
+
+@pytest.fixture
+def in_tmp() -> Iterator[Path]:
+    """A folder directly under /tmp (the sandbox gives its programs a /tmp of their own)."""
+    folder = Path(tempfile.mkdtemp(prefix="agent-lsp-round2-", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _venv_with_pytest(folder: Path) -> Path:
+    """A virtualenv at `folder` that imports pytest from agent-lsp's own environment (a `.pth`
+    line), as a user's `python -m venv /tmp/venv && pip install pytest` would."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    [site] = list(folder.glob("lib/python*/site-packages"))
+    (site / "outside.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return folder
+
+
+def test_an_active_virtualenv_under_tmp_runs_the_tests(in_tmp: Path, tmp_path: Path) -> None:
+    # a real project (pallets/markupsafe) in a clone, its virtualenv made with
+    # `python -m venv /tmp/...` and activated: the sandbox's private /tmp hid it, and every
+    # run was one error "bwrap: execvp /tmp/.../bin/python: No such file or directory".
+    venv = _venv_with_pytest(in_tmp / "venv")
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.pytest.ini_options]\ntestpaths = ['tests']\n")
+    beside = in_tmp / "beside.txt"  # the rest of the host's /tmp stays hidden
+    beside.write_text("not for the tests\n")
+    (root / "tests" / "test_a.py").write_text(
+        "import os\nimport sys\n\n\ndef test_prefix():\n"
+        f"    assert sys.prefix == {str(venv)!r}\n"
+        f"    assert not os.path.exists({str(beside)!r})\n\n\n"
+        "def test_wrong():\n    assert 1 == 2\n"
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LSP_", "PYTEST_"))}
+    env |= {"HOME": str(home), "VIRTUAL_ENV": str(venv)}
+    env["PATH"] = f"{venv}/bin{os.pathsep}{env['PATH']}"
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_lsp", "test", "--json", "--root", str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["command"][0] == str(venv / "bin" / "python"), report
+    assert counts(report) == (1, 1, 0), report
+    [failure] = report["tests"]
+    assert (failure["path"], failure["line"]) == ("tests/test_a.py", 11)
 
 
 def test_a_vite_config_bundled_by_an_earlier_native_run(
