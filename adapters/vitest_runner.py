@@ -62,6 +62,8 @@ class VitestRunner:
             pattern = name_pattern(names)
             if pattern is not None:
                 argv += ["--testNamePattern", pattern]
+            if _said(run_root, options, "coverage"):  # off, as `--coverage` is dropped
+                argv.append("--coverage.enabled=false")
             if os.name != "nt" and _typechecks_with_tsc(run_root, options):
                 argv.append(f"--typecheck.checker={_checker(tmpdir)}")
             return argv, report_file
@@ -81,12 +83,16 @@ _CONFIGS = ("vitest.config", "vite.config", "vitest.workspace", "vitest.projects
 _EXTS = ("ts", "mts", "cts", "js", "mjs", "cjs", "json")
 
 
+def _said(run_root: Path, options: Sequence[str], word: str) -> bool:
+    """Whether the script's options or a vitest/vite config in ``run_root`` say ``word``."""
+    texts = [_read(run_root / f"{stem}.{ext}") for stem in _CONFIGS for ext in _EXTS]
+    return word in " ".join([*options, *texts])
+
+
 def _typechecks_with_tsc(run_root: Path, options: Sequence[str]) -> bool:
     """Whether the run may type-check with vitest's default checker (tsc): ``--typecheck``
     in the script or ``typecheck`` in a config, and no other ``checker`` chosen."""
-    texts = [_read(run_root / f"{stem}.{ext}") for stem in _CONFIGS for ext in _EXTS]
-    said = " ".join([*options, *texts])
-    return "typecheck" in said and "checker" not in said
+    return _said(run_root, options, "typecheck") and not _said(run_root, options, "checker")
 
 
 def _read(path: Path) -> str:

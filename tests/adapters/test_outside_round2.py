@@ -94,3 +94,43 @@ def test_a_vite_config_bundled_by_an_earlier_native_run(
     code, report = agent_lsp_test(root, tmp_path)
     assert (code, counts(report)) == (1, (2, 2, 0)), report
     assert {t["path"] for t in report["tests"]} == {"src/calc.test.js", "src/calc.js"}
+
+
+_THRESHOLD = """\
+module.exports = {
+  collectCoverage: true,
+  coverageThreshold: { global: { lines: 100 } },
+};
+"""
+
+
+def test_coverage_on_in_a_jest_config_is_off_as_in_the_script(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # a real project (vercel/ms): jest collects coverage with a 100% global threshold in its
+    # config. agent-lsp drops `--coverage` from a test script but kept the config's: a run of
+    # some of the tests cannot reach the threshold (natively jest passes them and exits 1),
+    # and agent-lsp said "1 error: Ran all test suites within paths ..." for every run of an
+    # affected selection.
+    root = js_project("js-jest")
+    (root / "jest.config.js").write_text(_THRESHOLD)
+    own = native(["npx", "jest", "src/more.test.js"], root)
+    assert own.returncode == 1 and "coverage threshold for lines (100%) not met" in own.stderr
+    code, report = agent_lsp_test(root, tmp_path, "src/more.test.js")
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
+    (root / "src" / "calc.test.js").unlink()
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
+
+
+def test_coverage_on_in_a_vitest_config_is_off_as_in_the_script(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # the same with vitest: `coverage.enabled` and a threshold in vitest.config.js
+    root = js_project("js-vitest-coverage")
+    own = native(["npx", "vitest", "run", "src/more.test.js"], root)
+    assert own.returncode == 1 and "does not meet global threshold (100%)" in own.stderr, own
+    code, report = agent_lsp_test(root, tmp_path, "src/more.test.js")
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (0, (3, 0, 0)), report
