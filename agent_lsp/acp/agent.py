@@ -43,6 +43,7 @@ from agent_lsp.messages import TaskOutcome
 from agent_lsp.seams import Model, server_facts_of
 from agent_lsp.session import Session, route_of
 from agent_lsp.task import Task, TaskKind
+from agent_lsp.team import Orchestrator
 
 log = logging.getLogger(__name__)
 INVALID_REQUEST, INVALID_PARAMS, INTERNAL = -32600, -32602, -32603
@@ -220,7 +221,8 @@ class AcpAgent:
 
 
 async def _run(live: Live, task: Task, follow: Checkpoint | None) -> TaskOutcome:
-    """`task` run, or the stopped task `follow` continued with the prompt's words as its hint;
+    """`task` run (a team task with the `team.enabled` setting: its plan shown as it goes), or
+    the stopped task `follow` continued with the prompt's words as its hint;
     the channel told first the context window the loop will use, decided as `run_task` does:
     the one the model's server serves, else `model.contextWindow`, else the default (the
     server asked here, before the loop asks it: it then has the same answer)."""
@@ -230,6 +232,9 @@ async def _run(live: Live, task: Task, follow: Checkpoint | None) -> TaskOutcome
     served = facts.context_window if facts is not None else None
     setting = live.session.settings.model.context_window
     live.channel.window = served or setting or DEFAULT_CONTEXT_WINDOW
+    if follow is None and live.session.settings.team.enabled:  # team mode, as `run` has it
+        crew = Orchestrator(live.session, live.channel)
+        return (await crew.run(task.instruction)).as_task_outcome()
     hint, task_id = (None, None) if follow is None else (task.instruction, follow.task_id)
     return await live.session.run_task(task, live.channel, hint=hint, task_id=task_id)
 

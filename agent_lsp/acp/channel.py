@@ -17,13 +17,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import RequestError, text_block, tool_content, tool_diff_content
 from acp.helpers import start_tool_call, update_agent_message_text, update_tool_call
 from acp.interfaces import Client
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AllowedOutcome,
     ContentToolCallContent,
     FileEditToolCallContent,
@@ -37,15 +38,23 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from agent_lsp.acp.updates import call_title, option_ids, option_kind, tool_kind
+from agent_lsp.acp.updates import call_title, option_ids, option_kind, plan_update, tool_kind
 from agent_lsp.errors import EditRejectedError
 from agent_lsp.fileio import atomic_write, read_disk_text
 from agent_lsp.messages import AgentEvent, EventKind
 from agent_lsp.seams import reply_text
+from agent_lsp.team.presenter import PLAN
 
 log = logging.getLogger(__name__)
 
-Update = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
+Update = (
+    AgentMessageChunk
+    | UserMessageChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | UsageUpdate
+    | AgentPlanUpdate
+)
 Content = ContentToolCallContent | FileEditToolCallContent
 APPLY, REJECT = "Apply", "Reject"
 _SAID = (EventKind.STARTED, EventKind.MESSAGE, EventKind.FINISHED)
@@ -165,6 +174,9 @@ class AcpChannel:
             await self._close("failed" if failed else "completed", event.message)
         elif event.kind in _SAID:
             await self.say(event.message)
+        plan = event.data.get(PLAN)
+        if isinstance(plan, list) and plan:  # a team task's plan as it stands
+            await self.send(plan_update(cast("list[dict[str, str]]", plan)))
 
     async def ask(self, question: str, options: Sequence[str]) -> str | None:
         """A permission request with the question whole (the command, the reasons) in the

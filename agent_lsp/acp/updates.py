@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp.helpers import plan_entry, update_plan
 from acp.schema import (
+    AgentPlanUpdate,
     AudioContentBlock,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     PermissionOptionKind,
+    PlanEntryStatus,
     ResourceContentBlock,
     StopReason,
     TextContentBlock,
@@ -69,6 +72,26 @@ def option_kind(option: str) -> PermissionOptionKind:
 def option_ids(options: Sequence[str]) -> list[str]:
     """A stable id per option: the policy's by name, any other by its place."""
     return [_OPTION_IDS.get(o, f"option-{n}") for n, o in enumerate(options)]
+
+
+_PLAN_STATUS: dict[str, PlanEntryStatus] = {"running": "in_progress", "done": "completed"}
+
+
+def plan_update(steps: Sequence[Mapping[str, str]]) -> AgentPlanUpdate:
+    """A team task's plan (`team.presenter.plan_entries`) as ACP's: each step `id: goal`, its
+    status pending, in progress or completed (a failed step is completed, and says so)."""
+    entries = []
+    for step in steps:
+        status = step.get("status", "pending")
+        content = f"{step.get('id', '?')}: {step.get('goal', '')}"
+        entries.append(
+            plan_entry(
+                content + (" (failed)" if status == "failed" else ""),
+                priority="medium",
+                status="completed" if status == "failed" else _PLAN_STATUS.get(status, "pending"),
+            )
+        )
+    return update_plan(entries)
 
 
 def stop_reason(outcome: TaskOutcome) -> StopReason:

@@ -32,7 +32,7 @@ from agent_lsp.team.host import TeamHost
 from agent_lsp.team.memory import load_context
 from agent_lsp.team.plan import read_plan
 from agent_lsp.team.pointed import with_pointed
-from agent_lsp.team.presenter import Presenter, milestone
+from agent_lsp.team.presenter import PLAN, Presenter, milestone, plan_entries
 from agent_lsp.team.preview import WriteWatch
 from agent_lsp.team.proceed import continued_text, reopen
 from agent_lsp.team.review import merged, read_review, review_checks
@@ -159,8 +159,10 @@ class Orchestrator:
         )
         return await self._drive(state)
 
-    async def _say(self, message: str) -> None:
-        await self.channel.report(milestone(message))
+    async def _say(self, message: str, state: TeamState | None = None) -> None:
+        """A milestone; with `state`, the plan as it stands with it (`presenter.PLAN`)."""
+        more = {} if state is None or not state.steps else {PLAN: plan_entries(state.steps)}
+        await self.channel.report(milestone(message, **more))
 
     async def _decide(self, state: TeamState, kind: DecisionKind, text: str) -> None:
         """One of the team's decisions kept (`team/decisions.py`), checkpointed."""
@@ -174,7 +176,7 @@ class Orchestrator:
 
     async def _move(self, state: TeamState, phase: Phase, reason: str = "") -> None:
         self.store.move(state, phase, reason)
-        await self._say(f"team: {phase.value}" + (f" ({reason})" if reason else ""))
+        await self._say(f"team: {phase.value}" + (f" ({reason})" if reason else ""), state)
 
     async def _drive(self, state: TeamState) -> TeamOutcome:
         started = time.monotonic()
@@ -341,7 +343,7 @@ class Orchestrator:
                     step.depends_on = [d for d in step.depends_on if d != old.id] + new_ids
         state.steps.extend(steps)
         state.open_findings = []
-        await self._say("team: plan: " + "; ".join(f"{s.id} {s.goal}" for s in steps))
+        await self._say("team: plan: " + "; ".join(f"{s.id} {s.goal}" for s in steps), state)
         await self._move(state, Phase.EXECUTING)
 
     async def _execute(self, runner: RoleRunner, state: TeamState) -> None:

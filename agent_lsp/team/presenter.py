@@ -13,13 +13,25 @@ from pathlib import Path
 
 from agent_lsp.messages import AgentEvent, EventKind
 from agent_lsp.seams import EditorChannel
+from agent_lsp.team.state import Step, StepStatus
 
 MILESTONE = "team_milestone"  # the data key the orchestrator and the runner mark theirs with
+PLAN = "team_plan"  # the data key of the plan as it stands: `plan_entries`
 
 
-def milestone(message: str, **data: str) -> AgentEvent:
+def milestone(message: str, **data: object) -> AgentEvent:
     """A milestone event: shown in terse progress too."""
     return AgentEvent(kind=EventKind.MESSAGE, message=message, data={MILESTONE: True, **data})
+
+
+def plan_entries(steps: Sequence[Step]) -> list[dict[str, str]]:
+    """The plan as it stands, for a front end that shows it (an ACP client's plan): each step
+    planned and not replaced, its id, goal and status."""
+    return [
+        {"id": s.id, "goal": s.goal, "status": s.status.value}
+        for s in steps
+        if s.status is not StepStatus.REPLACED
+    ]
 
 
 class Presenter:

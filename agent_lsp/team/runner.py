@@ -19,7 +19,7 @@ from agent_lsp.team.channel import RoleChannel, WriteLocks
 from agent_lsp.team.host import TeamHost
 from agent_lsp.team.memory import ProjectContext
 from agent_lsp.team.preload import step_texts
-from agent_lsp.team.presenter import milestone
+from agent_lsp.team.presenter import PLAN, milestone, plan_entries
 from agent_lsp.team.roles import Role
 from agent_lsp.team.routing import first_message
 from agent_lsp.team.state import TeamState, TeamStore
@@ -125,5 +125,6 @@ class RoleRunner:
             f"team: {label} {outcome.status.value} ({used} tokens); "
             f"so far {per_role(self.state.usage)}"
         )
-        await self.channel.report(milestone(message, role=role.name, team_step=label))
+        plan = {PLAN: plan_entries(self.state.steps)} if self.state.steps else {}
+        await self.channel.report(milestone(message, role=role.name, team_step=label, **plan))
         return outcome, channel
