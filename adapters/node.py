@@ -39,6 +39,7 @@ _NODE_TEST = re.compile(r"(?:^|[\s;&|])node(?:\.exe)?\s+(?:\S+\s+)*?--test(?:\s|
 _MISSING_PACKAGE = re.compile(
     r"Preset (\S+) not found|Test environment (\S+) cannot be found"
     r"|Module (\S+) in the transform option was not found"
+    r"|Jest: '(\S+)' is required for the TypeScript configuration files"  # jest.config.ts
 )
 
 
@@ -135,7 +136,8 @@ class NodeProject:
 
     def output_hint(self, output: str) -> str | None:
         """A next step for a run that failed on a package the project's config names but
-        node_modules lacks (a jest preset, test environment or transformer)."""
+        node_modules lacks (a jest preset, test environment or transformer, or ts-node for a
+        `jest.config.ts`)."""
         match = _MISSING_PACKAGE.search(output)
         if match is None:
             return None

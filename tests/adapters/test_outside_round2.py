@@ -134,3 +134,21 @@ def test_coverage_on_in_a_vitest_config_is_off_as_in_the_script(
     assert (code, counts(report)) == (0, (1, 0, 0)), report
     code, report = agent_lsp_test(root, tmp_path)
     assert (code, counts(report)) == (0, (3, 0, 0)), report
+
+
+def test_a_jest_config_in_typescript_without_ts_node(
+    js_project: ProjectFactory, tmp_path: Path
+) -> None:
+    # a real project (vercel/ms) keeps its jest config in jest.config.ts, which jest loads
+    # with ts-node, not installed there: agent-lsp said only "Failed to parse the TypeScript
+    # config file", jest's next line (ts-node is required) left out, and no next step.
+    root = js_project("js-jest")
+    (root / "jest.config.ts").write_text("export default { testEnvironment: 'node' };\n")
+    own = native(["npx", "jest"], root)
+    assert "'ts-node' is required" in own.stderr, own.stderr
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (1, (0, 0, 1)), report
+    assert report["hint"] == (
+        "ts-node is not installed: add it (`npm install --save-dev ts-node`) or run "
+        f"`npm install` in {root} if another package should bring it"
+    ), report
