@@ -342,6 +342,65 @@ async def test_a_small_model_that_echoes_its_own_wrong_edit_starts_over_from_its
     assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
 
 
+async def test_an_edit_that_breaks_passing_tests_and_fixes_none_is_undone_and_asked_afresh(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """The first look saw test_add pass and test_average fail. The model's edit left
+    test_average failing and broke test_add: built on, such a step back grew (held-out bench:
+    a roman numeral edit that broke the two passing tests was edited further until the tries
+    ran out). It is undone — the editor receives calc.py as it was — and the first request
+    goes again, warmer, nothing of the wrong answer in it; the fix then lands on the original."""
+    before = (project / "calc.py").read_text()
+    broken = before.replace("return a + b", "return a - b")
+    fake_openai.script(Reply(f"calc.py\n```python\n{broken}```\n"), Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert second["messages"] == first["messages"]  # the first request again, nothing added
+    assert [r["temperature"] for r in (first, second)] == [0.0, 0.5]
+    calc = (project / "calc.py").resolve()
+    assert [text for path, text, _ in channel.edits if path == calc] == [
+        broken,
+        before,
+        before.replace(BUG, FIX),
+    ]
+    said = [e.message for e in channel.events if "undoing it" in e.message]
+    assert said == [
+        "the edit broke test_add, which passed before: undoing it (calc.py) and asking the "
+        "first request again, warmer"
+    ]
+    assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
+async def test_an_edit_that_fixes_one_test_and_breaks_another_is_kept(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Progress is not a step back: an edit that fixed test_average while it broke test_add
+    stays, and the model is told the failure it made (no start over)."""
+    before = (project / "calc.py").read_text()
+    both = before.replace("return a + b", "return a - b").replace(BUG, FIX)
+    fake_openai.script(
+        Reply(f"calc.py\n```python\n{both}```\n"),
+        Reply(f"calc.py\n```python\n{before.replace(BUG, FIX)}```\n"),
+    )
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert len(second["messages"]) > len(first["messages"])  # built on, not asked afresh
+    assert "test_add" in second["messages"][-1]["content"]
+    assert second["temperature"] == 0.0
+    assert not any("undoing it" in e.message for e in channel.events)
+    assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
 async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

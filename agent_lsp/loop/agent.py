@@ -26,7 +26,13 @@ from agent_lsp.loop.hooks import Limits, NoHooks, ReviewCheck, TaskHooks, UserTu
 from agent_lsp.loop.keep import keep_left_out, may_drop
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
 from agent_lsp.loop.scope import unseen_changes
-from agent_lsp.loop.small import SMALL_SYSTEM_PROMPT, FirstLook, first_look, how_to_answer
+from agent_lsp.loop.small import (
+    SMALL_SYSTEM_PROMPT,
+    FirstLook,
+    broken_by_edit,
+    first_look,
+    how_to_answer,
+)
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import (
     NotPermittedError,
@@ -59,6 +65,13 @@ STEER_PREFIX = "A note from the user, sent while you work: "
 WORDS = 300  # how much of the model's own words an outcome quotes
 
 logger = logging.getLogger(__name__)
+
+
+def _tests(ids: Sequence[str]) -> str:
+    """Test ids for a message: the test's own name, the first three and how many more."""
+    names = [i.replace("::", ".").rsplit(".", 1)[-1] or i for i in ids]
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return ", ".join(names[:3]) + more
 
 
 def _quote(text: str | None) -> str:
@@ -166,6 +179,10 @@ class Agent:
         self._echo = False  # the last reply's edits were all files written back unchanged
         self._first: list[ChatMessage] = []  # a small model's first request (to start over)
         self._originals: dict[str, str] = {}  # files as they were before its first edit of them
+        self._look: FirstLook | None = None  # a small model's first look (its tests' verdict)
+        self._judged: TestReport | None = None  # the verdict of the last check of the tests
+        self._start_overs = 0  # times a small model's first request was asked again
+        self._fresh = False  # the next request is a start over's: sampled warmer
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -174,7 +191,7 @@ class Agent:
             context = await self.hooks.context("start")
             if self.small and self.system_template is None:
                 self.system_template = SMALL_SYSTEM_PROMPT
-            look = await self._first_look(task) if self.small else None
+            look = self._look = await self._first_look(task) if self.small else None
             repo_map = "" if look else self.repo_map  # the files shown say more
             self.messages = build_messages(
                 task,
@@ -221,6 +238,7 @@ class Agent:
                     reply = await self._ask_model(step)
                 finally:
                     MIN_TEMPERATURE.reset(warmer)
+                    self._fresh = False
                 if reply.tool_calls:
                     self._idle = self._unusable = 0
                     before = self._attempts
@@ -262,9 +280,13 @@ class Agent:
                     return said
                 echo = found.edits and self._echo and not applied.startswith(APPLIED_WORDS)
                 if self.small and echo:
-                    if not await self._start_over(step):
+                    if not await self._start_over(step, "the model wrote its own wrong edit back"):
                         await self._ask_again(step)
                     continue
+                if self.small and applied.startswith(APPLIED_WORDS) and (broke := self._broke()):
+                    why = f"the edit broke {_tests(broke)}, which passed before"
+                    if await self._start_over(step, why):
+                        continue
                 feedback = said
                 switch = getattr(self.model, "answered_in_words", None)
                 if callable(switch) and not applied:  # toolCalling = auto: no native calls
@@ -376,9 +398,10 @@ class Agent:
         await self._emit(EventKind.MESSAGE, "the reply changed nothing: asking again, warmer", step)
         await self._checkpoint(step)
 
-    async def _start_over(self, step: int) -> bool:
+    async def _start_over(self, step: int, why: str) -> bool:
         """A small model that echoes its own wrong edit back is stuck on it (held-out bench:
-        every later request, at any temperature, brought the same wrong file back): its edits
+        every later request, at any temperature, brought the same wrong file back), and one
+        whose edit broke tests that passed and fixed none builds on a step back: its edits
         are undone (each file written back as it was, an edit the user can undo in turn) and
         its first request asked again, warmer — a fresh first answer, not one leaning on the
         wrong one. False: nothing of its own to undo (asked again as it is)."""
@@ -394,8 +417,7 @@ class Agent:
             return False  # changed since the agent's edit (the user typed): theirs stays
         await self._emit(
             EventKind.MESSAGE,
-            f"the model wrote its own wrong edit back: undoing it ({', '.join(changed)}) "
-            "and asking the first request again, warmer",
+            f"{why}: undoing it ({', '.join(changed)}) and asking the first request again, warmer",
             step,
         )
         for n, (rel, (current, text)) in enumerate(changed.items()):
@@ -408,8 +430,18 @@ class Agent:
             rel for rel in self.workspace.changed_files if rel not in changed
         ]
         self.messages = list(self._first)
+        self._start_overs += 1
+        self._fresh = True
         await self._checkpoint(step)
         return True
+
+    def _broke(self) -> list[str]:
+        """The tests the last edit broke that passed at the first look, when it fixed none
+        (`small.broken_by_edit`); [] without a first look's verdict."""
+        look, judged = self._look, self._judged
+        if look is None or judged is None:
+            return []
+        return broken_by_edit(self.workspace.root, look.report, look.ran, judged)
 
     def _wrote_last(self, rel: str, text: str) -> bool:
         try:
@@ -441,6 +473,8 @@ class Agent:
         """A small model's replies in a row that did nothing: its next one is sampled warmer
         (0.5 a reply, up to 1.0), since at temperature 0 it would say the same again."""
         stuck = self._idle + self._unusable
+        if self._fresh:  # a first request asked again: not the answer it gave before
+            stuck = max(stuck, self._start_overs)
         return min(RETRY_WARMTH * stuck, 1.0) if self.small and stuck else None
 
     def _request_over_budget(self) -> str | None:
@@ -800,6 +834,7 @@ class Agent:
     async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
         """The tests affected by the changes first (the test files that import a changed
         file, and changed test files), then the full suite (SPEC D3)."""
+        self._judged = None  # this check's verdict only: never an earlier text's
         if self.verifier is None:
             if task.kind in (TaskKind.EXPLAIN, TaskKind.IMPROVE):  # nothing edited to check
                 return True, "", ""
@@ -816,6 +851,7 @@ class Agent:
                 shown = selection.shown()
                 await self._emit(EventKind.TOOL_CALL, f"checking: the affected tests {shown}", step)
                 report, again = await self._run_once(selection.files, key, targets)
+                self._judged = report
                 await self.hooks.tests_checked(
                     step, report.ok, f"targeted {shown}: {report.summary()}{again}"
                 )
@@ -836,6 +872,7 @@ class Agent:
                 )
             await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
             report, again = await self._run_once((), key)
+            self._judged = report
         except NotPermittedError as exc:
             await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
             return True, "", str(exc)

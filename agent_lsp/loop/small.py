@@ -126,6 +126,8 @@ class FirstLook:
     tests: str
     shown: list[str]
     test_files: str = ""
+    report: TestReport | None = None  # the tests' verdict before any edit (None: not run)
+    ran: tuple[str, ...] = ()  # the test files that verdict covers (() : the whole suite)
 
     def conversation(self, system: ChatMessage, task: ChatMessage) -> list[ChatMessage]:
         """The first request in the shape a small model answers best (aider's): the rules,
@@ -154,7 +156,8 @@ async def first_look(
 ) -> FirstLook:
     """The tests run once and the files that matter, for a small model's first message."""
     named = await asyncio.to_thread(_named_files, workspace.root, task)
-    report = await _first_run(workspace, verifier, named)
+    ran = tuple(rel for rel in named if is_test_file(rel))
+    report = await _first_run(workspace, verifier, list(ran))
     wanted = list(named)
     if report is not None:
         for failure in report.failures:
@@ -205,15 +208,33 @@ async def first_look(
     big = any(t.count("\n") > WHOLE_LINES for r, t in texts.items() if not is_test_file(r))
     if big:  # the worked exchange shows a whole file: say how a big one is answered
         tests += "\n\n" + how_to_answer({r: t for r, t in texts.items() if not is_test_file(r)})
-    return FirstLook(files, tests.strip(), shown, "\n\n".join(test_parts))
+    return FirstLook(files, tests.strip(), shown, "\n\n".join(test_parts), report, ran)
+
+
+def broken_by_edit(
+    root: Path, before: TestReport | None, ran: tuple[str, ...], after: TestReport
+) -> list[str]:
+    """The tests an edit broke: failing now where they passed at the first look (`before`,
+    which ran the test files `ran`, or the suite) — when the edit fixed none of the tests that
+    failed then; [] otherwise (no verdict to compare, nothing passed then, or progress)."""
+    if before is None or before.passed == 0 or before.timed_out or after.timed_out:
+        return []
+    was = {f.test_id for f in before.failures}
+    now = {f.test_id for f in after.failures}
+    if was - now:
+        return []  # it fixed something (or the failures changed shape): not a step back
+    return [
+        f.test_id
+        for f in after.failures
+        if f.test_id not in was and (not ran or _relative(root, f.file) in ran)
+    ]
 
 
 async def _first_run(
-    workspace: Workspace, verifier: Verifier | None, named: list[str]
+    workspace: Workspace, verifier: Verifier | None, targets: list[str]
 ) -> TestReport | None:
     if verifier is None:
         return None
-    targets = [rel for rel in named if is_test_file(rel)]
     if not targets and await asyncio.to_thread(_test_files, workspace.root) > MAX_TEST_FILES:
         return None
     try:
