@@ -439,3 +439,92 @@ def test_the_files_the_agent_never_writes_are_named_in_any_letter_case(
     workspace = Workspace(ws, RecordingChannel())
     with pytest.raises(WorkspaceError, match="may not write"):
         workspace.check_writable(workspace.describe(raw).path)
+
+
+async def test_the_start_over_asks_again_where_a_rule_asks_before_an_edit(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Held: the start over's undo is an edit like the model's: under an ask path rule (the
+    repository's own policy may always restrict) the user is asked for it too, and a no
+    leaves the file as the model's edit made it."""
+    (project / ".agent-lsp").mkdir()
+    (project / ".agent-lsp/policy.toml").write_text(
+        '[[ask]]\npath = "calc.py"\ntools = ["edit_file", "write_file"]\n'
+    )
+    calc = project / "calc.py"
+    wrong = calc.read_text().replace(BUG, "    return sum(values) / (len(values) + 2)\n")
+    echo = Reply(f"calc.py\n```python\n{wrong}```\n")
+    fake_openai.script(echo, echo)
+    fake_openai.default_reply = Reply("Ok.")
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    channel.answers = [ALLOW_ONCE]  # the model's edit: yes; the undo: no answer
+    await session.run_task(TASK, channel)
+    await session.aclose()
+
+    asked = [q for q in channel.questions if "calc.py" in q]
+    assert len(asked) >= 2, channel.questions  # the edit, and the undo
+    assert calc.read_text() == wrong
+
+
+async def test_read_only_stops_edits_in_words(project: Path, fake_openai: FakeOpenAIServer) -> None:
+    """Held: at L0 (read-only) a fix written in words is not written."""
+    before = (project / "calc.py").read_text()
+    fixed = before.replace(BUG, "    return sum(values) / len(values)\n")
+    fake_openai.script(Reply(f"calc.py\n```python\n{fixed}```\n"))
+    fake_openai.default_reply = Reply("Ok.")
+    session = small_with(project, fake_openai, {"permissionLevel": "L0"})
+    channel = RecordingChannel()
+    await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert (project / "calc.py").read_text() == before
+    assert channel.edits == []
+
+
+async def test_a_deny_rule_stops_an_edit_in_words_named_in_other_letters(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Held: `[[deny]] path = "calc.py"` for edit_file; the model writes `Calc.py`, which the
+    case resolver maps to the calc.py it was shown: the deny rule still refuses it."""
+    (project / ".agent-lsp").mkdir()
+    (project / ".agent-lsp/policy.toml").write_text(
+        '[[deny]]\npath = "calc.py"\ntools = ["edit_file", "write_file"]\n'
+    )
+    before = (project / "calc.py").read_text()
+    fixed = before.replace(BUG, "    return sum(values) / len(values)\n")
+    fake_openai.script(Reply(f"Calc.py\n```python\n{fixed}```\n"))
+    fake_openai.default_reply = Reply("Ok.")
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert (project / "calc.py").read_text() == before
+    assert channel.edits == []
+    assert "calc.py: denied by" in sent(fake_openai)
+
+
+async def test_without_a_sandbox_no_test_run_of_the_small_profile_skips_its_question(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """Held: without an OS sandbox the small profile runs the tests at three places of its
+    own — the first look, the check after each edit, the done-check — and the repository's
+    conftest.py runs at none of them unasked: with nobody to answer, the canary beside the
+    workspace is never written, though the fix in words lands."""
+    canary = project.parent / "outside" / "pwned"
+    canary.parent.mkdir()
+    (project / "conftest.py").write_text(CONFTEST.format(canary=str(canary)))
+    before = (project / "calc.py").read_text()
+    fixed = before.replace(BUG, "    return sum(values) / len(values)\n")
+    fake_openai.script(Reply(f"calc.py\n```python\n{fixed}```\n"))
+    fake_openai.default_reply = Reply("Ok.")
+    session = small_with(project, fake_openai, {"sandbox": {"enabled": False}})
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert (project / "calc.py").read_text() == fixed, outcome.summary
+    assert not canary.exists()
+    assert any("run_tests" in q for q in channel.questions), channel.questions
+    assert not outcome.verified
