@@ -156,3 +156,30 @@ def test_the_cli_takes_the_place_with_at(
         "run", "--at", "../x.py:3", "x", "--root", str(project), env=server_env, cwd=project
     )
     assert elsewhere.returncode == 2 and "is not in the project" in elsewhere.stderr
+
+
+def test_a_selection_after_characters_beyond_the_bmp_is_cut_in_utf16_units(
+    tmp_path: Path,
+) -> None:
+    """LSP counts a line's characters in UTF-16 code units (the server offers no other
+    position encoding): an emoji before the selection on its line counts two, so the text the
+    model is shown is what the user selected, not one character further on."""
+    from agent_lsp.loop.prompt import build_messages
+    from agent_lsp.project.workspace import Workspace
+    from agent_lsp.task import Selection, Task, TaskKind
+    from tests.fakes.channel import RecordingChannel
+
+    (tmp_path / "labels.py").write_text('FLAGS = {"🇫🇷": "France", "🎉": "party"}\n')
+    line = (tmp_path / "labels.py").read_text().splitlines()[0]
+    start = len(line[: line.index('"France"')].encode("utf-16-le")) // 2
+    end = start + len('"France"')
+    task = Task(
+        kind=TaskKind.TASK,
+        instruction="rename this",
+        path="labels.py",
+        selection=Selection(line=0, character=start, end_line=0, end_character=end),
+    )
+    messages = build_messages(task, Workspace(tmp_path, RecordingChannel()), "profile")
+    assert 'The user selected this in labels.py, line 1:\n```\n"France"\n```' in str(
+        messages[-1].content
+    )

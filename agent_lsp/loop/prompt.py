@@ -173,11 +173,19 @@ def _lines(first: int, last: int) -> str:
 
 
 def _offset(lines: list[str], line: int, character: int) -> int:
-    """The text offset of an LSP position (a line past the end: the end of the text)."""
+    """The text offset of an LSP position (a line past the end: the end of the text), its
+    character counted in UTF-16 code units as LSP counts them (a character beyond the BMP, an
+    emoji, counts two)."""
     if line >= len(lines):
         return sum(len(x) for x in lines)
     before = sum(len(x) for x in lines[: max(line, 0)])
-    return before + min(max(character, 0), len(lines[line].rstrip("\r\n")))
+    text = lines[line].rstrip("\r\n")
+    units = 0
+    for column, char in enumerate(text):
+        if units >= character:
+            return before + column
+        units += 2 if ord(char) > 0xFFFF else 1
+    return before + len(text)
 
 
 def _excerpt(workspace: Workspace, relative: str, line: int) -> str:
