@@ -30,6 +30,9 @@ _SUBFAILED = re.compile(
 )
 _AGGREGATE = re.compile(r"^contains \d+ failed subtests?$")
 _RAISED = re.compile(r"^\S[^\n]*?:\d+: (?P<name>[A-Za-z_][\w.]*)\s*$", re.MULTILINE)
+# a failing doctest: pytest's numbered listing of the docstring, ending at the example
+_DOCTEST_EXAMPLE = re.compile(r"^\d{3,} \s*>>> ")
+_DOCTEST_END = re.compile(r":\d+: (?:DocTestFailure|UnexpectedException)\s*$", re.MULTILINE)
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
 
 
@@ -211,7 +214,7 @@ def _case_failure(
         file = test_file
         line_attr = case.get("line")
         line = int(line_attr) + 1 if line_attr else _def_line(run_root, test_file, name)
-    message = _first_line(elem.get("message", ""))
+    message = _doctest_message(text) or _first_line(elem.get("message", ""))
     if not message or message == "collection failure":
         detail = _last_error_line(text)
         message = f"{message}: {detail}" if message and detail else message or detail
@@ -251,6 +254,33 @@ def _def_line(run_root: Path, file: str | None, name: str) -> int | None:
         if pattern.match(text):
             return number
     return None
+
+
+def _doctest_message(text: str) -> str:
+    """What a failing doctest example did: ``>>> double(3): expected 7, got 6``, or the
+    exception it raised (pytest's report lists the docstring's lines up to the example, then
+    doctest's own words)."""
+    lines = text.splitlines()
+    examples = [i for i, ln in enumerate(lines) if _DOCTEST_EXAMPLE.match(ln)]
+    if not examples or not _DOCTEST_END.search(text):
+        return ""
+    said = lines[examples[-1]].split(">>>", 1)[1].strip()
+    rest = [ln for ln in lines[examples[-1] + 1 :] if ln.strip()]
+    if not rest or rest[0].startswith("UNEXPECTED EXCEPTION: "):
+        return f">>> {said}: {rest[0]}" if rest else f">>> {said}"
+    parts: dict[str, list[str]] = {"Expected": [], "Got": []}
+    current = None
+    for line in rest:
+        if line.rstrip() in ("Expected:", "Got:"):
+            current = line.rstrip()[:-1]
+        elif current and line.startswith("    "):
+            parts[current].append(line.strip())
+        else:
+            current = None
+    if not parts["Expected"] and not parts["Got"]:
+        return f">>> {said}: {rest[0].strip()}"  # a diff report, "Expected nothing" ...
+    expected, got = (cap_text(" ".join(parts[k]) or "nothing", 200) for k in ("Expected", "Got"))
+    return f">>> {said}: expected {expected}, got {got}"
 
 
 def _first_line(text: str) -> str:

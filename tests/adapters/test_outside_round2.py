@@ -152,3 +152,56 @@ def test_a_jest_config_in_typescript_without_ts_node(
         "ts-node is not installed: add it (`npm install --save-dev ts-node`) or run "
         f"`npm install` in {root} if another package should bring it"
     ), report
+
+
+_DOCTESTED = '''\
+def double(x):
+    """Double it.
+
+    >>> double(2)
+    4
+    >>> double(3)
+    7
+    """
+    return 2 * x
+
+
+def inv(x):
+    """Invert.
+
+    >>> inv(0)
+    0
+    """
+    return 1 / x
+'''
+
+
+def test_a_failing_doctest_says_what_it_expected_and_got(tmp_path: Path) -> None:
+    # a real project's shape (doctests of `src/` collected by `--doctest-modules` from a
+    # setup.cfg [tool:pytest]): the failure was located, but its message was the first line
+    # of pytest's listing of the docstring ("002 Double it."), not what went wrong.
+    root = tmp_path / "project"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "setup.cfg").write_text(
+        "[tool:pytest]\ntestpaths = src tests\naddopts = --doctest-modules\npythonpath = src\n"
+    )
+    (root / "src" / "pkg" / "__init__.py").write_text(_DOCTESTED)
+    (root / "tests" / "test_d.py").write_text(
+        "from pkg import double\n\n\ndef test_double():\n    assert double(10) == 20\n"
+    )
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (1, (1, 2, 0)), report
+    found = {t["id"]: (t["path"], t["line"], t["message"]) for t in report["tests"]}
+    assert found == {
+        "src/pkg/__init__.py::pkg.double": (
+            "src/pkg/__init__.py",
+            6,
+            ">>> double(3): expected 7, got 6",
+        ),
+        "src/pkg/__init__.py::pkg.inv": (
+            "src/pkg/__init__.py",
+            15,
+            ">>> inv(0): UNEXPECTED EXCEPTION: ZeroDivisionError('division by zero')",
+        ),
+    }, found
