@@ -3,7 +3,8 @@
     .venv/bin/python bench/real_projects.py CLONES [--repeats 2] [--only NAME ...] [--out FILE]
 
 ``CLONES`` holds one clone per project, named as below (itsdangerous, attrs, more-itertools,
-ufo, commander.js, match-sorter, uuid), with its test dependencies installed: ``npm install``
+ufo, commander.js, match-sorter, uuid; the second round's markupsafe, pluggy, humanize,
+structlog, defu, pathe, ms, go-cmp), with its test dependencies installed: ``npm install``
 in the JavaScript ones, and a virtualenv per Python project in ``CLONES/venvs/<name>`` (see
 bench/real_projects.md for the installs). Each round runs the project's own command, then
 ``agent-lsp test --json --root <clone>`` (the arms alternate, so both see the same load); the
@@ -144,6 +145,15 @@ PROJECTS = (
         "match-sorter", "kentcdodds/match-sorter", "jest (kcd-scripts)", "npm test", jest_counts
     ),
     Project("uuid", "google/uuid", "go test", "go test -count=1 -v ./...", go_counts),
+    # the second round (bench/real_projects.md, "Second round")
+    Project("markupsafe", "pallets/markupsafe", "pytest", "pytest", pytest_counts, python=True),
+    Project("pluggy", "pytest-dev/pluggy", "pytest (tox.ini)", "pytest", pytest_counts, True),
+    Project("humanize", "python-humanize/humanize", "pytest", "pytest", pytest_counts, True),
+    Project("structlog", "hynek/structlog", "pytest", "pytest", pytest_counts, python=True),
+    Project("defu", "unjs/defu", "vitest", "npx vitest run", vitest_counts),
+    Project("pathe", "unjs/pathe", "vitest (vite.config.ts)", "npx vitest run", vitest_counts),
+    Project("ms", "vercel/ms", "jest + ts-jest", "npx jest --env node", jest_counts),
+    Project("go-cmp", "google/go-cmp", "go test", "go test -count=1 -v -race ./...", go_counts),
 )
 
 
