@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import configparser
 import re
 import shutil
 import tomllib
@@ -33,6 +34,7 @@ _RAISED = re.compile(r"^\S[^\n]*?:\d+: (?P<name>[A-Za-z_][\w.]*)\s*$", re.MULTIL
 # a failing doctest: pytest's numbered listing of the docstring, ending at the example
 _DOCTEST_EXAMPLE = re.compile(r"^\d{3,} \s*>>> ")
 _DOCTEST_END = re.compile(r":\d+: (?:DocTestFailure|UnexpectedException)\s*$", re.MULTILINE)
+_COV_OPTION = re.compile(r"(?:^|\s)--cov(?:=|\s|$)")
 _INI_SECTION = re.compile(r"^\[(?:tool:)?pytest\]\s*$", re.MULTILINE)
 
 
@@ -86,6 +88,7 @@ class PytestRunner:
             env_info.python,
             *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit2"),
             f"--junitxml={junit}",
+            *(("--no-cov",) if _adds_coverage(run_root, project_root) else ()),
             *self.extra_args,
             *targets,
         )
@@ -102,6 +105,38 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _adds_coverage(*roots: Path) -> bool:
+    """Whether the pytest config in one of ``roots`` turns pytest-cov on (``--cov`` in its
+    addopts): the run then says ``--no-cov``, as the JavaScript runners run without coverage
+    (a ``--cov-fail-under`` cannot be met by a run of some of the tests)."""
+    return any(_COV_OPTION.search(_addopts(root)) for root in dict.fromkeys(roots))
+
+
+def _addopts(root: Path) -> str:
+    """The ``addopts`` of the pytest config files in ``root`` (pytest.ini, pyproject.toml,
+    tox.ini, setup.cfg), run together."""
+    found: list[str] = []
+    try:
+        tool = tomllib.loads(_read(root / "pyproject.toml")).get("tool")
+    except tomllib.TOMLDecodeError:
+        tool = None
+    table = tool.get("pytest") if isinstance(tool, dict) else None
+    if isinstance(table, dict):
+        for options in (table.get("ini_options"), table):
+            value = options.get("addopts") if isinstance(options, dict) else None
+            found += [value] if isinstance(value, str) else [str(v) for v in value or ()]
+    for name in ("pytest.ini", "tox.ini", "setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(_read(root / name))
+        except configparser.Error:
+            continue
+        for section in ("pytest", "tool:pytest"):
+            if parser.has_option(section, "addopts"):
+                found.append(parser.get(section, "addopts"))
+    return " ".join(found)
 
 
 def _pyproject_pytest_table(path: Path) -> str | None:

@@ -205,3 +205,55 @@ def test_a_failing_doctest_says_what_it_expected_and_got(tmp_path: Path) -> None
             ">>> inv(0): UNEXPECTED EXCEPTION: ZeroDivisionError('division by zero')",
         ),
     }, found
+
+
+def _venv_with_pytest_cov(folder: Path) -> Path:
+    """`_venv_with_pytest` plus pytest-cov and coverage, installed with pip into a folder of
+    their own (skipped where the index cannot be reached)."""
+    venv = _venv_with_pytest(folder / "venv")
+    extra = venv / "cov"  # inside it: the sandbox shows the virtualenv back, nothing beside it
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(extra)]
+    done = subprocess.run(
+        [*pip, "pytest-cov", "coverage"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"pip could not install pytest-cov: {done.stderr[-500:]}")
+    [site] = list(venv.glob("lib/python*/site-packages"))
+    (site / "cov.pth").write_text(f"{extra}\n")
+    return venv
+
+
+def test_pytest_cov_with_a_threshold_in_addopts_fails_no_run_of_some_tests(
+    tmp_path: Path,
+) -> None:
+    # the pytest shape of the same (a project with `--cov=pkg --cov-fail-under=100` in its
+    # addopts): a run of one test file cannot reach the threshold, pytest passes it and exits
+    # 1, and agent-lsp said "1 error: 1 passed in 0.06s".
+    venv = _venv_with_pytest_cov(tmp_path / "env")
+    python = str(venv / "bin" / "python")
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+        'addopts = ["--cov=pkg", "--cov-fail-under=100"]\n'
+    )
+    (root / "pkg" / "__init__.py").write_text(
+        "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    )
+    for name in "ab":
+        (root / "tests" / f"test_{name}.py").write_text(
+            f"from pkg import {name}\n\n\ndef test_{name}():\n    assert {name}()\n"
+        )
+    own = native([python, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_a.py"], root)
+    assert own.returncode == 1 and "Required test coverage of 100% not reached" in own.stdout
+    (root / ".venv").symlink_to(venv)
+    code, report = agent_lsp_test(root, tmp_path, "tests/test_a.py")
+    assert (code, counts(report)) == (0, (1, 0, 0)), report
+    assert report["command"][0] == str(root / ".venv" / "bin" / "python")
+    code, report = agent_lsp_test(root, tmp_path)
+    assert (code, counts(report)) == (0, (2, 0, 0)), report
