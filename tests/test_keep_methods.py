@@ -84,7 +84,9 @@ async def test_a_method_left_out_of_a_whole_file_is_kept_and_said(
     await session.aclose()
 
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
-    assert len(fake_openai.requests) == 1  # solved by its first reply
+    # solved by its first reply (the second request: its experience distilled)
+    assert len(fake_openai.requests) == 2
+    assert "Outcome: completed after 1 steps" in fake_openai.requests[1]["messages"][-1]["content"]
     text = (stack / "stack.py").read_text()
     kept = "\n    def __len__(self) -> int:\n        return len(self._items)\n"
     assert text == STACK.split("\n    def __len__")[0] + kept + PEEK  # back after pop()

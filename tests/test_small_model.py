@@ -204,7 +204,10 @@ async def test_the_small_profile_shows_the_failures_and_the_files_first(
     assert "hint:" not in task and "Project map" not in task
     assert outcome.status is TaskStatus.COMPLETED, outcome.summary
     assert (project / "calc.py").read_text().count(FIX) == 1
-    assert len(fake_openai.requests) == 1
+    # one call for the task; then its experience is distilled: the first look's failing run,
+    # fixed and passing, is a fail-fix-pass like any other
+    assert len(fake_openai.requests) == 2
+    assert "Outcome: completed after 1 steps" in fake_openai.requests[1]["messages"][-1]["content"]
 
 
 async def test_a_failing_test_sent_from_the_editor_asks_for_the_code_it_tests_to_be_fixed(
@@ -570,3 +573,28 @@ async def test_the_first_look_follows_js_imports_of_a_folder_s_index(
     first = fake_openai.requests[0]
     assert _shown(first, TESTS_HEAD) == ["cart.test.js"]
     assert _shown(first, FILES_HEAD) == ["cart.js", "setup.mjs", "lib/index.js"]
+
+
+async def test_a_reply_whose_edits_all_failed_is_not_taken_as_done_where_no_test_can_judge(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """No test runner to prove anything, and a reply whose only edit could not be applied
+    (its SEARCH text is not in the file): nothing changed, so the task is not done — the model
+    is told why and writes the block right (before: "completed, unverified" at once, calc.py
+    untouched)."""
+    for folder in ("tests",):
+        for file in (project / folder).iterdir():
+            file.unlink()
+        (project / folder).rmdir()
+    (project / "pyproject.toml").unlink()
+    wrong = SEARCH_REPLACE.replace(BUG.rstrip(), "    return sum(values) / len(values) + 1")
+    fake_openai.script(Reply(wrong), Reply(SEARCH_REPLACE))
+    session = make_session(project, fake_openai.base_url)
+    outcome = await session.run_task(TASK, RecordingChannel())
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    assert not outcome.verified  # still nothing ran the tests: said so
+    told = fake_openai.requests[1]["messages"][-1]
+    assert "The edits written in your reply could not be applied" in told["content"]
+    assert (project / "calc.py").read_text().count(FIX) == 1

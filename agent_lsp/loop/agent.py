@@ -257,7 +257,10 @@ class Agent:
                 cut = (
                     " (its reply was cut at the output cap, [model] maxTokens)" if reply.cut else ""
                 )
-                done, feedback, unverified = await self._check_done(step, task)
+                if applied.startswith(FAILED_WORDS):  # its edits all failed: nothing to judge
+                    done, feedback, unverified = False, "", ""
+                else:
+                    done, feedback, unverified = await self._check_done(step, task)
                 if self._failed_check is not None:
                     summary = f"{self._failed_check}; the model says{cut}: {_quote(reply.content)}"
                     await self._emit(EventKind.MESSAGE, summary, step)
@@ -361,6 +364,10 @@ class Agent:
         budget = int(self.limits.context_window * CHARS_PER_TOKEN * 0.3)
         look = await first_look(task, self.workspace, self.verifier, min(budget, 24_000))
         await self._emit(EventKind.TOOL_RESULT, f"first look: {', '.join(look.shown) or 'no file'}")
+        if look.report is not None:  # a test run of the task like any other (log, memory)
+            await self.hooks.tests_checked(
+                0, look.report.ok, f"first look: {look.report.summary(with_hint=False)}"
+            )
         self._shown = [rel for rel in look.shown if not is_test_file(rel)]
         return look if look.shown else None
 
