@@ -31,8 +31,17 @@ def json_lines(stdout: str) -> list[dict[str, Any]]:
         ["--team", "fix it"],  # (team mode: see below; here with --task)
         ["--task", "abc", "fix it"],  # --task without --continue
         ["--max-steps", "many", "fix it"],  # not a number
+        ["--resume", "--at", "calc.py:3"],  # a resumed task keeps its own place
+        ["--continue", "go on", "--at", "calc.py:3"],  # and a continued one
     ],
-    ids=["no-task", "team-with-task", "task-without-continue", "bad-number"],
+    ids=[
+        "no-task",
+        "team-with-task",
+        "task-without-continue",
+        "bad-number",
+        "at-with-resume",
+        "at-with-continue",
+    ],
 )
 def test_a_usage_error_of_run_json_is_a_json_outcome_with_exit_code_2(
     project: Path, server_env: dict[str, str], args: list[str]
@@ -45,6 +54,8 @@ def test_a_usage_error_of_run_json_is_a_json_outcome_with_exit_code_2(
     (line,) = json_lines(done.stdout)
     assert (line["type"], line["status"], line["exit_code"]) == ("outcome", "error", 2), line
     assert line["summary"] and line["summary"].splitlines()[0] in done.stderr, done.stderr
+    if "--at" in args:  # said before anything is looked for: not "no task to resume"
+        assert "--at goes with a new task" in line["summary"], line
 
 
 def test_a_failed_task_is_not_called_verified(

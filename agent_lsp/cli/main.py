@@ -186,6 +186,12 @@ def _main(argv: list[str]) -> int:
             return _run_usage(
                 args, "agent-lsp run: --continue finds a team task itself: drop --team"
             )
+        if args.at is not None and not args.task:
+            return _run_usage(
+                args,
+                "agent-lsp run: --at goes with a new task (a resumed or continued task keeps "
+                "the place it started with)",
+            )
         from agent_lsp.cli import team
         from agent_lsp.errors import AgentLspError
 

@@ -71,7 +71,8 @@ def build_parser(doc: str) -> argparse.ArgumentParser:
     run.add_argument(
         "--at",
         metavar="FILE:LINE[-LINE]",
-        help="where you are: the task sees that line (the cursor) or those lines (a selection)",
+        help="where you are: the task sees that line (the cursor) or those lines (a selection); "
+        "with a new task only",
     )
     run.add_argument(
         "--json",
