@@ -404,6 +404,40 @@ async def test_an_edit_that_fixes_one_test_and_breaks_another_is_kept(
     assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
 
 
+@pytest.mark.parametrize(
+    "first_reply",
+    [
+        "Ok.",  # the acknowledgement the first request's shown files were answered with
+        "The test is wrong.\n\ntests/test_calc.py\n```python\ndef test_average():\n"
+        "    assert True\n```\n",  # the test rewritten: refused
+    ],
+    ids=["ok", "test-rewritten"],
+)
+async def test_a_first_reply_that_changed_nothing_is_not_kept_the_first_request_goes_again(
+    project: Path, fake_openai: FakeOpenAIServer, first_reply: str
+) -> None:
+    """Until the model has changed something its first request is the best one it gets:
+    a first reply that changed nothing is not kept and corrected (held-out bench, through the
+    editor: a first reply that wrote the test, corrected, was followed by "Ok." three times
+    until the task stopped) — the same request goes again, warmer."""
+    tests_before = (project / "tests" / "test_calc.py").read_text()
+    fake_openai.script(Reply(first_reply), Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert second["messages"] == first["messages"]
+    assert (first["temperature"], second["temperature"]) == (0.0, 0.5)
+    assert any(
+        "the first reply changed nothing: asking again, warmer" in e.message for e in channel.events
+    )
+    assert (project / "tests" / "test_calc.py").read_text() == tests_before
+    assert (project / "calc.py").read_text().count(FIX) == 1
+
+
 async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

@@ -294,6 +294,9 @@ class Agent:
                 switch = getattr(self.model, "answered_in_words", None)
                 if callable(switch) and not applied:  # toolCalling = auto: no native calls
                     switch()
+                if self.small and not found.edits and self._at_first():  # no edit was tried
+                    await self._ask_again(step, "the first reply changed nothing")
+                    continue
                 if reply.cut:
                     feedback = (
                         "Your reply was cut at the output cap: be brief, and act through the "
@@ -395,15 +398,26 @@ class Agent:
             await self._emit(EventKind.MESSAGE, f"steer: {note}", step)
         return None
 
-    async def _ask_again(self, step: int) -> None:
+    async def _ask_again(self, step: int, why: str = "the reply changed nothing") -> None:
         """A small model wrote its files back unchanged: the same request is asked again,
         warmer (`_retry_temperature`), without that reply in the history. Kept and answered,
         the echo was copied again at every temperature (held-out bench: four tasks, each retry
-        an echo), while the same request asked afresh at 0.7 fixed two of them in a prompt lab."""
+        an echo), while the same request asked afresh at 0.7 fixed two of them in a prompt lab.
+        So is its first request, when its first reply changed nothing (`_at_first`)."""
         if self.messages and self.messages[-1].role == "assistant":
             self.messages.pop()
-        await self._emit(EventKind.MESSAGE, "the reply changed nothing: asking again, warmer", step)
+        await self._emit(EventKind.MESSAGE, f"{why}: asking again, warmer", step)
         await self._checkpoint(step)
+
+    def _at_first(self) -> bool:
+        """Only the first request and its reply so far (a small model's): nothing applied
+        yet, so that request, the one it answers best, can be asked again as it is. Kept and
+        corrected, a first reply that wrote the test instead of the code, or only "Ok.", was
+        followed by "Ok." to the end (held-out bench, through the editor: three in a row). Not
+        for an edit that was tried and refused (a rule, a SEARCH text not in the file): the
+        model is told why, as before."""
+        first = self._first
+        return bool(first) and len(self.messages) == len(first) + 1 and self.messages[:-1] == first
 
     async def _start_over(self, step: int, why: str) -> bool:
         """A small model that echoes its own wrong edit back is stuck on it (held-out bench:
