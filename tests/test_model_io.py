@@ -417,3 +417,34 @@ async def test_a_window_learned_from_an_error_is_forgotten_when_the_server_grew(
 )
 def test_only_a_local_server_gets_the_oversized_window_probe(base_url: str, local: bool) -> None:
     assert server_facts.is_local(base_url) is local
+
+
+LOOPED_FIX = "The mean divides by one too many.\n\ncalc.py\n```python\nx = 2\n```\n\n"
+
+
+async def test_a_streamed_reply_that_loops_is_stopped_and_kept_up_to_the_loop(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    """A small model's runaway (benchmark: a right fix, then "_ _ _ …" for 2,600 tokens until
+    the run's 10 minutes were up): the stream is closed once its last 1,500 characters repeat
+    one short unit, and the reply is what came before the loop, said so in the notes."""
+    reply = await ask(fake_openai, LOOPED_FIX + "_ " * 6_000, stream=True)
+    assert reply.content == LOOPED_FIX
+    assert reply.finish_reason == "repetition" and not reply.cut
+    (note,) = [n for n in reply.notes if "repeated" in n]
+    assert f"from character {len(LOOPED_FIX)} it repeated '_ _ _ _" in note, note
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\n".join(f"line {n}: {n * n}" for n in range(400)),  # long, never one unit
+        "=" * 1_400 + "\nend",  # a long rule, shorter than the span looked at
+        "row = [" + "0, " * 480 + "1]\n",  # a table of zeros, ending otherwise
+    ],
+    ids=["distinct-lines", "short-rule", "table"],
+)
+def test_what_is_not_a_runaway_loop(content: str) -> None:
+    from agent_lsp.models.openai_compat import repeating_from
+
+    assert repeating_from(content) is None

@@ -390,10 +390,16 @@ class OpenAICompatModel:
         finish: str | None = None
         chunks = 0
         sink = reply_text.get()  # a front end showing the words as they come
+        length = checked = 0  # characters of content so far, and at the last loop check
+        looped: int | None = None  # where the reply began to repeat itself
         try:
             async with stream:
                 async for chunk in stream:
                     chunks += 1
+                    if length - checked >= LOOP_CHECK_EVERY:
+                        checked = length
+                        if (looped := repeating_from("".join(content))) is not None:
+                            break  # leaving the block closes the stream: the server stops
                     if chunk.usage:
                         usage = Usage(
                             prompt_tokens=chunk.usage.prompt_tokens,
@@ -405,6 +411,7 @@ class OpenAICompatModel:
                         delta = choice.delta
                         if delta.content:
                             content.append(delta.content)
+                            length += len(delta.content)
                             if sink is not None:
                                 sink(delta.content)
                         for tc in delta.tool_calls or []:
@@ -422,17 +429,50 @@ class OpenAICompatModel:
                 raise
             # The endpoint answered 200, then dropped the connection mid-reply.
             raise StreamBrokenError(f"the connection dropped after {chunks} chunks") from exc
-        if finish is None:
+        text = "".join(content)
+        if looped is None and finish is None:
             raise StreamBrokenError(f"it ended after {chunks} chunks without a finish reason")
+        notes: list[str] = []
+        if looped is not None:
+            unit = text[looped : looped + 40]
+            notes.append(
+                f"the reply was stopped after {len(text)} characters: from character "
+                f"{looped} it repeated {unit!r} over and over; kept up to there"
+            )
+            log.warning("model call: %s", notes[-1])
+            text, finish = text[:looped], "repetition"
         return ModelReply(
-            content="".join(content) or None,
+            content=text or None,
             tool_calls=[
                 ToolCall(id=s["id"] or f"call_{i}", name=s["name"], arguments=s["arguments"])
                 for i, s in sorted(calls.items())
             ],
             usage=usage,
             finish_reason=finish,
+            notes=notes,
         )
+
+
+LOOP_CHECK_EVERY = 256  # characters of a streamed reply between two looks for a loop
+LOOP_SPAN = 1_500  # characters at the end of a reply that must repeat one unit...
+LOOP_UNIT = 200  # ...of at most this many characters, for the reply to be a runaway loop
+
+
+def repeating_from(text: str) -> int | None:
+    """Where `text` began to repeat one short unit over and over, when its last `LOOP_SPAN`
+    characters are nothing else (None: they are not) — a small model's runaway: the
+    benchmark saw a right fix followed by "_ _ _ …" for 2,600 tokens, until the run's time
+    was up. So long a stretch of one repeated unit is no file's content."""
+    if len(text) < LOOP_SPAN:
+        return None
+    tail = text[-LOOP_SPAN:]
+    for unit in range(1, LOOP_UNIT + 1):
+        if tail[unit:] == tail[:-unit]:
+            start = len(text) - LOOP_SPAN
+            while start > 0 and text[start - 1] == text[start - 1 + unit]:
+                start -= 1
+            return start
+    return None
 
 
 def _dropped(exc: Exception) -> bool:
