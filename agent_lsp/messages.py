@@ -78,8 +78,9 @@ class Usage(BaseModel):
 class ModelReply(BaseModel):
     """What one model call returned. `finish_reason` as the endpoint said ("stop",
     "tool_calls", "length": cut at the output cap), or "repetition": a streamed reply stopped
-    where it began to repeat itself over and over (its text kept up to there); `notes` are what happened on the way
-    (retries and their waits, a fallback, a switch of tool protocol), for the log.
+    where it began to repeat itself over and over (its text kept up to there); `notes` are
+    what happened on the way (retries and their waits, a fallback, a switch of tool
+    protocol), for the log.
     `format_error`: the reply meant to call a tool in its text but the call cannot be run
     (broken JSON, an unknown tool, missing required arguments): what was wrong and the syntax
     expected, to be said to the model; those calls are not in `tool_calls`."""
