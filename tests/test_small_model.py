@@ -438,6 +438,47 @@ async def test_a_first_reply_that_changed_nothing_is_not_kept_the_first_request_
     assert (project / "calc.py").read_text().count(FIX) == 1
 
 
+async def test_a_wrong_edit_that_was_progress_is_kept_and_the_first_request_made_from_it(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """add() and average() both wrong: the model's edit fixed add() (test_add passes now,
+    nothing broke), and its next reply wrote that file back unchanged — stuck, as with a
+    wrong edit, but the edit was progress (held-out bench: a chunk fix that passed one more
+    test was undone after its echo and never found again). It is not undone: the first
+    request is made again from it — calc.py as it is now, test_average alone failing —
+    warmer, and the fix of average() lands on top of it."""
+    calc = project / "calc.py"
+    original = calc.read_text()
+    calc.write_text(original.replace("return a + b", "return a - b"))
+    half = original  # add() fixed, average() not yet
+    fake_openai.script(
+        Reply(f"calc.py\n```python\n{half}```\n"),
+        Reply(f"calc.py\n```python\n{half}```\n"),
+        Reply(SEARCH_REPLACE),
+    )
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second, third = fake_openai.requests[:3]
+    assert [r["temperature"] for r in (first, second, third)] == [0.0, 0.0, 0.5]
+    shown = [m["content"] for m in third["messages"] if m["content"].startswith(FILES_HEAD)]
+    assert shown == [f"{FILES_HEAD}\n\ncalc.py\n```\n{half.rstrip()}\n```"]
+    task = third["messages"][-1]["content"]
+    assert "test_average" in task and "test_add" not in task, task
+    assert len(third["messages"]) == len(first["messages"])  # a first request, not a sequel
+    assert [text for path, text, _ in channel.edits if path == calc.resolve()] == [
+        half,
+        half.replace(BUG, FIX),
+    ]  # nothing undone
+    assert any(
+        "it made test_add pass: asking the first request again" in e.message for e in channel.events
+    )
+    assert calc.read_text() == original.replace(BUG, FIX)
+
+
 async def test_a_small_model_that_did_nothing_is_asked_again_warmer(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

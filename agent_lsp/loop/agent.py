@@ -32,6 +32,7 @@ from agent_lsp.loop.small import (
     broken_by_edit,
     first_look,
     how_to_answer,
+    progress_by_edit,
 )
 from agent_lsp.loop.toolbox import ToolBox
 from agent_lsp.loop.verify import (
@@ -183,6 +184,8 @@ class Agent:
         self._judged: TestReport | None = None  # the verdict of the last check of the tests
         self._start_overs = 0  # times a small model's first request was asked again
         self._fresh = False  # the next request is a start over's: sampled warmer
+        self._task: Task | None = None  # the task (a start over from a better state looks again)
+        self._asked: ChatMessage | None = None  # its message, before the first look's parts
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -203,6 +206,7 @@ class Agent:
                 excerpt=not (look and task.path in look.shown),  # shown whole, unnumbered
             )
             if look:
+                self._task, self._asked = task, self.messages[-1]
                 self.messages = look.conversation(*self.messages)
                 self._first = list(self.messages)
         else:
@@ -436,6 +440,11 @@ class Agent:
             return False
         if not all(self._wrote_last(rel, current) for rel, (current, _) in changed.items()):
             return False  # changed since the agent's edit (the user typed): theirs stays
+        look, root = self._look, self.workspace.root
+        before, ran = (look.report, look.ran) if look else (None, ())
+        fixed = progress_by_edit(root, before, ran, self._judged)
+        if fixed:
+            return await self._start_here(step, why, fixed, {r: c for r, (c, _) in changed.items()})
         await self._emit(
             EventKind.MESSAGE,
             f"{why}: undoing it ({', '.join(changed)}) and asking the first request again, warmer",
@@ -451,6 +460,32 @@ class Agent:
             rel for rel in self.workspace.changed_files if rel not in changed
         ]
         self.messages = list(self._first)
+        self._start_overs += 1
+        self._fresh = True
+        await self._checkpoint(step)
+        return True
+
+    async def _start_here(self, step: int, why: str, fixed: list[str], now: dict[str, str]) -> bool:
+        """The wrong edit a small model is stuck on was progress (it made failing tests pass
+        and broke none): not undone — the first request is made again from here, the files
+        and the failures as they are now (held-out bench: a chunk fix that passed one more
+        test, undone after its echo, was never found again), and asked warmer."""
+        task, asked, first = self._task, self._asked, self._first
+        if task is None or asked is None or not first:
+            return False
+        await self._emit(
+            EventKind.MESSAGE,
+            f"{why}; it made {_tests(fixed)} pass: asking the first request again from its "
+            "edit, warmer",
+            step,
+        )
+        look = await self._first_look(task)
+        if look is None:
+            return False
+        self._look = look
+        self._originals.update(now)  # an undo now comes back here
+        self.messages = look.conversation(first[0], asked)
+        self._first = list(self.messages)
         self._start_overs += 1
         self._fresh = True
         await self._checkpoint(step)

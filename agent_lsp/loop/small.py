@@ -230,6 +230,21 @@ def broken_by_edit(
     ]
 
 
+def progress_by_edit(
+    root: Path, before: TestReport | None, ran: tuple[str, ...], after: TestReport | None
+) -> list[str]:
+    """The tests that failed at the first look (`before`, over `ran` or the suite) and pass
+    now, when none fails now that passed then ([] otherwise: no verdicts, or a step back)."""
+    if before is None or after is None or before.timed_out or after.timed_out:
+        return []
+    if broken_by_edit(root, before, ran, after):
+        return []
+    now = {f.test_id for f in after.failures}
+    if after.passed <= before.passed:  # fewer failures shown, but nothing more passes
+        return []
+    return [f.test_id for f in before.failures if f.test_id not in now]
+
+
 async def _first_run(
     workspace: Workspace, verifier: Verifier | None, targets: list[str]
 ) -> TestReport | None:
