@@ -473,15 +473,15 @@ class Agent:
         task, asked, first = self._task, self._asked, self._first
         if task is None or asked is None or not first:
             return False
+        look = await self._first_look(task)
+        if look is None:
+            return False
         await self._emit(
             EventKind.MESSAGE,
             f"{why}; it made {_tests(fixed)} pass: asking the first request again from its "
             "edit, warmer",
             step,
         )
-        look = await self._first_look(task)
-        if look is None:
-            return False
         self._look = look
         self._originals.update(now)  # an undo now comes back here
         self.messages = look.conversation(first[0], asked)
