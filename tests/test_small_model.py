@@ -673,3 +673,36 @@ async def test_a_reply_whose_edits_all_failed_is_not_taken_as_done_where_no_test
     told = fake_openai.requests[1]["messages"][-1]
     assert "The edits written in your reply could not be applied" in told["content"]
     assert (project / "calc.py").read_text().count(FIX) == 1
+
+
+def _report(passed: int, failing: list[str]) -> Any:
+    from adapters import TestReport
+    from adapters.results import TestFailure
+
+    failures = tuple(TestFailure(i, i.split("::")[0], 1, "assert", "") for i in failing)
+    return TestReport(
+        "pytest", ("pytest",), passed, len(failures), 0, 0, 0.1, failures, 1, False, ""
+    )
+
+
+def test_progress_and_a_step_back_are_told_apart(tmp_path: Path) -> None:
+    """What the start overs decide on: an edit broke a passing test and fixed none (undo), or
+    made a failing test pass and broke none (start from it) — and a narrower run, showing
+    fewer failures only because it ran fewer tests, is neither."""
+    from agent_lsp.loop.small import broken_by_edit, progress_by_edit
+
+    (tmp_path / "test_a.py").write_text("")
+    before = _report(2, ["test_a.py::one", "test_b.py::two"])
+    broke = _report(1, ["test_a.py::one", "test_b.py::two", "test_a.py::three"])
+    assert broken_by_edit(tmp_path, before, (), broke) == ["test_a.py::three"]
+    assert broken_by_edit(tmp_path, before, ("test_b.py",), broke) == []  # not in what ran
+    assert progress_by_edit(before, broke) == []
+    better = _report(3, ["test_b.py::two"])
+    assert progress_by_edit(before, better) == ["test_a.py::one"]
+    assert broken_by_edit(tmp_path, before, (), better) == []
+    narrower = _report(1, ["test_b.py::two"])  # test_a.py not run at all
+    assert progress_by_edit(before, narrower) == []
+    mixed = _report(3, ["test_b.py::two", "test_a.py::three"])  # one fixed, one broken
+    assert (
+        progress_by_edit(before, mixed) == [] and broken_by_edit(tmp_path, before, (), mixed) == []
+    )

@@ -440,9 +440,7 @@ class Agent:
             return False
         if not all(self._wrote_last(rel, current) for rel, (current, _) in changed.items()):
             return False  # changed since the agent's edit (the user typed): theirs stays
-        look, root = self._look, self.workspace.root
-        before, ran = (look.report, look.ran) if look else (None, ())
-        fixed = progress_by_edit(root, before, ran, self._judged)
+        fixed = progress_by_edit(self._look.report if self._look else None, self._judged)
         if fixed:
             return await self._start_here(step, why, fixed, {r: c for r, (c, _) in changed.items()})
         await self._emit(

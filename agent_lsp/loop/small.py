@@ -230,17 +230,15 @@ def broken_by_edit(
     ]
 
 
-def progress_by_edit(
-    root: Path, before: TestReport | None, ran: tuple[str, ...], after: TestReport | None
-) -> list[str]:
-    """The tests that failed at the first look (`before`, over `ran` or the suite) and pass
-    now, when none fails now that passed then ([] otherwise: no verdicts, or a step back)."""
+def progress_by_edit(before: TestReport | None, after: TestReport | None) -> list[str]:
+    """The tests that failed at the first look (`before`) and pass now, when no test fails
+    now that did not fail then, in any file, and more tests pass (a narrower run shows fewer
+    failures but no more passes); [] otherwise."""
     if before is None or after is None or before.timed_out or after.timed_out:
         return []
-    if broken_by_edit(root, before, ran, after):
-        return []
+    was = {f.test_id for f in before.failures}
     now = {f.test_id for f in after.failures}
-    if after.passed <= before.passed:  # fewer failures shown, but nothing more passes
+    if now - was or after.passed <= before.passed:
         return []
     return [f.test_id for f in before.failures if f.test_id not in now]
 
