@@ -160,9 +160,10 @@ class AcpAgent:
             )
         if live.running is not None:
             raise RequestError(INVALID_REQUEST, "a prompt is already running in this session")
-        words, unsupported = instruction(prompt)
+        words, unsupported = instruction(prompt, live.session.root)
         if unsupported:
-            raise RequestError(INVALID_PARAMS, f"not supported in a prompt: {unsupported}")
+            kinds = ", ".join(dict.fromkeys(unsupported))
+            raise RequestError(INVALID_PARAMS, f"not supported in a prompt: {kinds} content")
         if not words.strip():
             raise RequestError(INVALID_PARAMS, "the prompt has no text")
         for warning in live.warnings:

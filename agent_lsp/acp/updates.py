@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from acp.helpers import plan_entry, update_plan
 from acp.schema import (
@@ -124,25 +125,38 @@ def call_title(
     return message, [], args
 
 
-def instruction(blocks: Sequence[PromptBlock]) -> tuple[str, list[str]]:
+def instruction(blocks: Sequence[PromptBlock], root: Path) -> tuple[str, list[str]]:
     """The task's words from a prompt: its text blocks joined, embedded text resources and
-    links named with their text or address; (text, the kinds of block not supported)."""
+    links named with their text or address — a file of the project by its path from `root`,
+    as the agent's tools name it; (text, the kinds of block not supported)."""
     parts: list[str] = []
     unsupported: list[str] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, ResourceContentBlock):
-            parts.append(f"[{block.name}]({block.uri})")
+            parts.append(f"[{block.name}]({_named(root, block.uri)})")
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
             if isinstance(resource, TextResourceContents):
-                parts.append(f"{resource.uri}:\n{resource.text}")
+                parts.append(f"{_named(root, resource.uri)}:\n{resource.text}")
             else:
                 unsupported.append("binary resource")
         else:
             unsupported.append(block.type)
     return "\n\n".join(p for p in parts if p.strip()), unsupported
+
+
+def _named(root: Path, uri: str) -> str:
+    """A `file:` URI of a file in the project as its path from the root (an address
+    elsewhere as it is)."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return uri
+    try:
+        return Path(unquote(parsed.path)).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return uri
 
 
 def absolute(root: Path, rel: str) -> str:

@@ -98,12 +98,15 @@ async def test_a_prompt_with_a_resource_link_and_an_embedded_resource(
         image = ImageContentBlock(type="image", data="AAAA", mime_type="image/png")
         with pytest.raises(RequestError) as refused:  # not declared in the capabilities
             await conn.prompt(session_id=new.session_id, prompt=[text_block("see"), image])
-        assert refused.value.code == -32602 and "image" in str(refused.value)
+        assert refused.value.code == -32602
+        assert "not supported in a prompt: image content" in str(refused.value)
         with pytest.raises(RequestError) as no_modes:  # no modes declared
             await conn.set_session_mode(session_id=new.session_id, mode_id="code")
         assert no_modes.value.code == -32601
     first = next(m["content"] for m in fake_openai.requests[0]["messages"] if m["role"] == "user")
-    assert f"[calc.py]({uri})" in first and "EMBEDDED TEXT" in first, first
+    # the project's file by its path, as the agent's tools name it (not a file: address)
+    assert "[calc.py](calc.py)" in first and "calc.py:\nEMBEDDED TEXT" in first, first
+    assert "file:" not in first
 
 
 async def test_a_cancel_while_a_permission_request_waits_ends_the_prompt_cancelled(
