@@ -291,6 +291,23 @@ async def test_llama_cpp_pythons_context_error_teaches_the_window(private_state:
         assert entry["context_window"] == 2048
 
 
+async def test_a_request_longer_than_a_roomy_window_is_not_told_to_serve_a_smaller_one() -> None:
+    """A window of 32k already: the advice is about the request (a prompt of a whole file
+    pasted), not "--n_ctx 16384", which would make it smaller."""
+    with FakeOpenAIServer(context_window=32_768) as server:
+        model = model_for(server)
+        big = [*MESSAGES, ChatMessage(role="user", content="z " * 70_000)]
+        with pytest.raises(ContextWindowError) as raised:
+            await model.complete(big, TOOLS)
+        await model.aclose()
+    said = str(raised.value)
+    assert said.endswith(
+        "— the server's context window is 32768 tokens: the request is longer than all of "
+        "it: give a shorter task or less text"
+    ), said
+    assert "16384" not in said
+
+
 async def test_llama_servers_context_error_names_n_ctx_in_its_body() -> None:
     with FakeOpenAIServer(context_window=3000, context_error="llama.cpp") as server:
         model = model_for(server)

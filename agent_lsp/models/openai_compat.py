@@ -292,10 +292,17 @@ class OpenAICompatModel:
                 window_from="learned from the server's context-length error",
             )
         size = f"{window} tokens" if window is not None else "too small"
+        if window is not None and window >= ROOMY_WINDOW:  # the request, not the server
+            advice = "the request is longer than all of it: give a shorter task or less text"
+        else:
+            n = ROOMY_WINDOW
+            advice = (
+                f"serve the model with a larger one (llama-cpp-python: --n_ctx {n}; "
+                f"llama-server: -c {n}; Ollama: num_ctx {n})"
+            )
         message = (
             f"the model endpoint answered HTTP {status}: {text}{after} — the server's context "
-            f"window is {size}: serve the model with a larger one (llama-cpp-python: "
-            "--n_ctx 16384; llama-server: -c 16384; Ollama: num_ctx 16384)"
+            f"window is {size}: {advice}"
         )
         return EndpointContextError(message, status, window)
 
@@ -453,6 +460,7 @@ class OpenAICompatModel:
         )
 
 
+ROOMY_WINDOW = 16_384  # the window to serve a model with (a small window's advice)
 LOOP_CHECK_EVERY = 256  # characters of a streamed reply between two looks for a loop
 LOOP_SPAN = 1_500  # characters at the end of a reply that must repeat one unit...
 LOOP_UNIT = 200  # ...of at most this many characters, for the reply to be a runaway loop
