@@ -508,7 +508,10 @@ async def test_a_small_model_stops_after_four_tries_that_leave_the_tests_failing
 ) -> None:
     """Wrong fixes, each a real change, with echoes of the file in between (seen with the real
     model: edit, the same again twice, a warmer other edit... 13 calls, 51k tokens): replies
-    that tried a fix count in all, not in a row, and the fourth ends the task, saying so."""
+    that tried a fix count in all, not in a row, and the fourth ends the task, saying so. The
+    echo of its own wrong edit (the fourth reply here) tried nothing and is not counted: its
+    start over gets the try (held-out bench: the start over's first answer, the right half of
+    a two-file fix, was the fourth try and ended the task)."""
     before = (project / "calc.py").read_text()
     fake_openai.script(_wrong(before, 1), Reply(f"calc.py\n```python\n{before}```\n"))
     fake_openai.default_reply = _wrong(before, 2)
@@ -519,7 +522,8 @@ async def test_a_small_model_stops_after_four_tries_that_leave_the_tests_failing
     assert outcome.status is TaskStatus.FAILED
     assert outcome.stop_reason == "attempts", outcome.summary
     assert outcome.summary.startswith("stopped: 4 tries at a fix (maxAttempts), not done:")
-    assert len(fake_openai.requests) == 4
+    assert len(fake_openai.requests) == 5  # 4 tries and the echo
+    assert fake_openai.requests[4]["messages"] == fake_openai.requests[0]["messages"]
     assert "(len(values) + 3)" in (project / "calc.py").read_text()  # the last try stays
 
 

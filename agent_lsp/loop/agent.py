@@ -328,7 +328,11 @@ class Agent:
         in a row stop the task); one in words only, the failures (`words_in_row`)."""
         problems = [*([reply.format_error] if reply.format_error else []), *found.problems]
         unusable = applied.startswith(FAILED_WORDS) or bool(problems) or attempted(reply.content)
-        tried = unusable or bool(applied)  # a try at a fix, and the task is not done
+        # a try at a fix, and the task is not done — not a reply that wrote its files back
+        # unchanged: it tried nothing (limited as a reply that did nothing, `format_errors`
+        # in a row); counted, it took the try that would have followed its start over
+        echo = bool(found.edits) and self._echo
+        tried = (unusable or bool(applied)) and not echo
         self._attempts += tried
         left = self.limits.format_errors - (self._unusable + 1)
         if unusable:
