@@ -196,3 +196,34 @@ def test_no_failing_line_from_outside_the_workspace_a_secret_or_already_shown(
     )
     text = format_report(replace(report(""), failures=(pytest_like,)), source=line_of)
     assert "line 2:" not in text  # pytest's output shows the line already
+
+
+def test_the_projects_paths_are_said_from_its_root_for_the_model(tmp_path: Path) -> None:
+    """unittest's tracebacks and node's stack frames name the project's files by absolute path:
+    the model reads them from the root, as its tools name them (seen in the benchmark: every
+    unittest failure carried the copy's 70-character folder, different in every run); paths
+    outside the project stay whole."""
+    root = tmp_path / "app"
+    root.mkdir()
+    traceback = UNITTEST_OUTPUT.replace("/home/u/app", str(root))
+    frames = (
+        "Error: boom\n"
+        f"    at total ({root}/cart.js:9:11)\n"
+        f"    at Object.<anonymous> ({root}/cart.test.js:4:10)\n"
+        f"    at helper ({tmp_path}/application/x.js:1:1)\n"
+    )
+    failure = replace(
+        report("").failures[0], file=str(root / "cart.test.js"), output=frames + traceback
+    )
+    text = format_report(replace(report(""), failures=(failure,)), tail=20, root=root)
+    assert f"{root}/" not in text
+    assert "FAILED cart.test.js::shipping under 50 at cart.test.js:8: " in text
+    assert "    at total (cart.js:9:11)" in text
+    assert "    at Object.<anonymous> (cart.test.js:4:10)" in text
+    assert f"    at helper ({tmp_path}/application/x.js:1:1)" in text  # not the project's
+    assert '      File "test_stack.py", line 16, in test_peek_empty' in text
+    # the user's view (no root) keeps them whole; the file system's root is no project's
+    assert f'File "{root}/test_stack.py", line 16' in format_report(report(traceback), tail=20)
+    assert format_report(report(traceback), tail=20, root=Path("/")) == format_report(
+        report(traceback), tail=20
+    )

@@ -710,3 +710,52 @@ def test_progress_and_a_step_back_are_told_apart(tmp_path: Path) -> None:
     assert (
         progress_by_edit(before, mixed) == [] and broken_by_edit(tmp_path, before, (), mixed) == []
     )
+
+
+ROMAN_BUG = '''VALUES = {"I": 1, "V": 5, "X": 10}
+
+
+def from_roman(numeral: str) -> int:
+    total = 0
+    for letter in numeral:
+        total += VALUES[letter]
+    return total
+'''
+ROMAN_TEST = '''import unittest
+
+from roman import from_roman
+
+
+class FromRoman(unittest.TestCase):
+    def test_subtraction(self):
+        self.assertEqual(from_roman("IV"), 4)
+'''
+
+
+async def test_a_unittest_traceback_reaches_the_model_with_the_projects_paths_from_its_root(
+    tmp_path: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """unittest names every file of a traceback by its absolute path: the first look's
+    failures and the check after an edit say them from the root, as the model's tools do
+    (held-out bench: every unittest failure carried the copy's folder, a different one in
+    every run, and the model never needs it)."""
+    project = tmp_path / "roman-project"
+    project.mkdir()
+    (project / "roman.py").write_text(ROMAN_BUG)
+    (project / "test_roman.py").write_text(ROMAN_TEST)
+    wrong = ROMAN_BUG.replace("total += VALUES[letter]", "total += VALUES[letter] - 1")
+    fake_openai.script(Reply(f"roman.py\n```\n{wrong}```\n"), Reply("Done."))
+    session = small(project, fake_openai)
+    await session.run_task(
+        Task(kind=TaskKind.TASK, instruction="Fix from_roman so test_roman.py passes."),
+        RecordingChannel(),
+    )
+    await session.aclose()
+
+    first, second = fake_openai.requests[:2]
+    looked = first["messages"][-1]["content"]
+    checked = second["messages"][-1]["content"]
+    for sent in (looked, checked):
+        assert "unittest: 0 passed, 1 failed" in sent
+        assert 'File "test_roman.py", line 8, in test_subtraction' in sent
+        assert str(project) not in sent

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from adapters import TestReport
-from adapters.affected import is_test_file
-from agent_lsp.errors import AgentLspError, ModelError
+from agent_lsp.errors import ModelError
+from agent_lsp.loop.checks import WORDS_ONCE
 from agent_lsp.loop.compaction import (
     KEEP_TURNS,
     MIN_SUMMARISED_TURNS,
@@ -20,32 +18,19 @@ from agent_lsp.loop.compaction import (
     summarise,
     with_summary,
 )
-from agent_lsp.loop.done import DiagnosticCheck, recheck, targeted_tests, text_key
+from agent_lsp.loop.course import SmallCourse, named_tests
 from agent_lsp.loop.guard import LoopGuard
-from agent_lsp.loop.hooks import Limits, NoHooks, ReviewCheck, TaskHooks, UserTurns
+from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.keep import keep_left_out, may_drop
 from agent_lsp.loop.prompt import TASK_FILE, build_messages, with_context
-from agent_lsp.loop.scope import unseen_changes
 from agent_lsp.loop.small import (
     SMALL_SYSTEM_PROMPT,
-    FirstLook,
-    broken_by_edit,
-    first_look,
-    how_to_answer,
-    progress_by_edit,
 )
 from agent_lsp.loop.toolbox import ToolBox
-from agent_lsp.loop.verify import (
-    NotPermittedError,
-    SourceLine,
-    Verifier,
-    format_report,
-    source_lines,
-)
+from agent_lsp.loop.verify import Verifier
 from agent_lsp.loop.words import Found, attempted, correction, edits_in_words, prose
 from agent_lsp.messages import (
     CHARS_PER_TOKEN,
-    AgentEvent,
     ChatMessage,
     EventKind,
     ModelReply,
@@ -60,19 +45,12 @@ from agent_lsp.messages import (
 )
 from agent_lsp.project.workspace import Workspace
 from agent_lsp.seams import MIN_TEMPERATURE, EditorChannel, Model
-from agent_lsp.task import Task, TaskKind
+from agent_lsp.task import Task
 
 STEER_PREFIX = "A note from the user, sent while you work: "
 WORDS = 300  # how much of the model's own words an outcome quotes
 
 logger = logging.getLogger(__name__)
-
-
-def _tests(ids: Sequence[str]) -> str:
-    """Test ids for a message: the test's own name, the first three and how many more."""
-    names = [i.replace("::", ".").rsplit(".", 1)[-1] or i for i in ids]
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return ", ".join(names[:3]) + more
 
 
 def _quote(text: str | None) -> str:
@@ -87,10 +65,8 @@ def _reply_tokens(reply: ModelReply) -> int:
     return max(1, len(out) // CHARS_PER_TOKEN)
 
 
-WORDS_ONCE = "If you answer in words only again, the task stops here."
 FAILED_WORDS = "The edits written in your reply could not be applied"
 APPLIED_WORDS = "Applied the edits written in your reply"
-RETRY_WARMTH = 0.5  # temperature added per reply in a row that did nothing (small profile)
 
 
 def _words_left(left: int) -> str:
@@ -99,31 +75,7 @@ def _words_left(left: int) -> str:
     return f"After {left} more answers in words only, the task stops here."
 
 
-KEEP_WORKING = "Keep working until the tests pass: call the tools to read, edit and test. "
-
-
-def _not_passing(
-    what: str, report: TestReport, small: bool = False, source: SourceLine | None = None
-) -> str:
-    """The failures for the model; for a small model shorter, with each failing line's text
-    (its next answer is a changed file, as the reminder after this says — not a tool call)."""
-    if small:
-        return (
-            f"The task is not done: {what} on the current text.\n"
-            + format_report(report, limit=3, tail=12, hint=False, source=source)
-            + "\n"
-            + WORDS_ONCE
-        )
-    return (
-        f"The task is not done: {what} on the current text.\n"
-        + format_report(report)
-        + "\n"
-        + KEEP_WORKING
-        + WORDS_ONCE
-    )
-
-
-class Agent:
+class Agent(SmallCourse):
     """One task. Stops when: done (tests pass), the model stopped (it answered in words twice
     in a row while the tests fail: one nudge with the failures, then its words are the
     outcome), max steps, token budget, a loop (paused), a model error, or cancellation — each
@@ -159,33 +111,14 @@ class Agent:
         self.messages: list[ChatMessage] = []
         self._unread_calls = 0  # tool calls since the task state was last read
         self._summary_failed = -KEEP_TURNS  # the step of the last failed summary call
-        self.diagnostic_check: DiagnosticCheck | None = None  # re-asks a fix's diagnostic
-        # the review of the changed files before done (errors only: a syntax error, a leaked
-        # secret, the linter's error on an added line), by the session; None: no review
-        self.review_check: ReviewCheck | None = None
-        self._told_review = False  # the model was told once what the review found
-        self._checked: dict[str, str] = {}  # what proved the outcome, by kind, for its summary
-        # test verdicts by (selection, hash of the changed files' text): never run twice
-        self._verdicts: dict[tuple[tuple[str, ...], str], TestReport] = {}
-        self._hints_told: set[str] = set()  # a test run's hint is shown once per task
-        self._told_remains = False  # the model was told once its diagnostic is still there
-        self._failed_check: str | None = None  # why the task ends failed at its end check
+        self._init_checks()  # loop/checks.py: the tests, the diagnostic, the review
         self._edited: list[str] = []  # the files this step's tool calls changed
         self.small = False  # the small-model profile (loop/small.py)
-        self._shown: list[str] = []  # the code files its first look showed
+        self._init_course()  # loop/course.py: its first look, start overs
         self._idle = 0  # replies in a row in words only while the task is not done
         self._unusable = 0  # replies in a row whose tool call or edit could not be used
         self._attempts = 0  # replies that tried a fix and left the task not done (in all)
-        self._echoed = False  # a small model wrote a file back unchanged: answer in blocks now
         self._echo = False  # the last reply's edits were all files written back unchanged
-        self._first: list[ChatMessage] = []  # a small model's first request (to start over)
-        self._originals: dict[str, str] = {}  # files as they were before its first edit of them
-        self._look: FirstLook | None = None  # a small model's first look (its tests' verdict)
-        self._judged: TestReport | None = None  # the verdict of the last check of the tests
-        self._start_overs = 0  # times a small model's first request was asked again
-        self._fresh = False  # the next request is a start over's: sampled warmer
-        self._task: Task | None = None  # the task (a start over from a better state looks again)
-        self._asked: ChatMessage | None = None  # its message, before the first look's parts
 
     async def run(self, task: Task, resume: ResumePoint | None = None) -> TaskOutcome:
         step = 0
@@ -291,7 +224,7 @@ class Agent:
                         await self._ask_again(step)
                     continue
                 if self.small and applied.startswith(APPLIED_WORDS) and (broke := self._broke()):
-                    why = f"the edit broke {_tests(broke)}, which passed before"
+                    why = f"the edit broke {named_tests(broke)}, which passed before"
                     if await self._start_over(step, why):
                         continue
                 feedback = said
@@ -366,22 +299,6 @@ class Agent:
         summary = f"stopped: {self._attempts} tries at a fix (maxAttempts), not done{said}"
         return self._outcome(TaskStatus.FAILED, summary, step, "attempts")
 
-    async def _first_look(self, task: Task) -> FirstLook | None:
-        """The small-model profile's first look: the tests run once and the files that
-        matter shown whole (loop/small.py); None when it showed no file."""
-        if task.kind is not TaskKind.FIX and task.kind is not TaskKind.TASK:
-            return None
-        await self._emit(EventKind.TOOL_CALL, "a first look: the tests and the files")
-        budget = int(self.limits.context_window * CHARS_PER_TOKEN * 0.3)
-        look = await first_look(task, self.workspace, self.verifier, min(budget, 24_000))
-        await self._emit(EventKind.TOOL_RESULT, f"first look: {', '.join(look.shown) or 'no file'}")
-        if look.report is not None:  # a test run of the task like any other (log, memory)
-            await self.hooks.tests_checked(
-                0, look.report.ok, f"first look: {look.report.summary(with_hint=False)}"
-            )
-        self._shown = [rel for rel in look.shown if not is_test_file(rel)]
-        return look if look.shown else None
-
     # -- the user in the loop: continue with a hint, steer notes, a conflict at a rebuild ---
 
     async def _add_hint(self, hint: str | None, step: int) -> None:
@@ -406,119 +323,6 @@ class Agent:
             await self._emit(EventKind.MESSAGE, f"steer: {note}", step)
         return None
 
-    async def _ask_again(self, step: int, why: str = "the reply changed nothing") -> None:
-        """A small model wrote its files back unchanged: the same request is asked again,
-        warmer (`_retry_temperature`), without that reply in the history. Kept and answered,
-        the echo was copied again at every temperature (held-out bench: four tasks, each retry
-        an echo), while the same request asked afresh at 0.7 fixed two of them in a prompt lab.
-        So is its first request, when its first reply changed nothing (`_at_first`)."""
-        if self.messages and self.messages[-1].role == "assistant":
-            self.messages.pop()
-        await self._emit(EventKind.MESSAGE, f"{why}: asking again, warmer", step)
-        await self._checkpoint(step)
-
-    def _at_first(self) -> bool:
-        """Only the first request and its reply so far (a small model's): nothing applied
-        yet, so that request, the one it answers best, can be asked again as it is. Kept and
-        corrected, a first reply that wrote the test instead of the code, or only "Ok.", was
-        followed by "Ok." to the end (held-out bench, through the editor: three in a row). Not
-        for an edit that was tried and refused (a rule, a SEARCH text not in the file): the
-        model is told why, as before."""
-        first = self._first
-        return bool(first) and len(self.messages) == len(first) + 1 and self.messages[:-1] == first
-
-    async def _start_over(self, step: int, why: str) -> bool:
-        """A small model that echoes its own wrong edit back is stuck on it (held-out bench:
-        every later request, at any temperature, brought the same wrong file back), and one
-        whose edit broke tests that passed and fixed none builds on a step back: its edits
-        are undone (each file written back as it was, an edit the user can undo in turn) and
-        its first request asked again, warmer — a fresh first answer, not one leaning on the
-        wrong one. False: nothing of its own to undo (asked again as it is)."""
-        now = {rel: self._current(rel) for rel in self._originals}
-        changed = {
-            rel: (current, text)
-            for rel, text in self._originals.items()
-            if (current := now[rel]) is not None and current != text
-        }
-        if not self._first or not changed:
-            return False
-        if not all(self._wrote_last(rel, current) for rel, (current, _) in changed.items()):
-            return False  # changed since the agent's edit (the user typed): theirs stays
-        fixed = progress_by_edit(self._look.report if self._look else None, self._judged)
-        if fixed:
-            return await self._start_here(step, why, fixed, {r: c for r, (c, _) in changed.items()})
-        await self._emit(
-            EventKind.MESSAGE,
-            f"{why}: undoing it ({', '.join(changed)}) and asking the first request again, warmer",
-            step,
-        )
-        for n, (rel, (current, text)) in enumerate(changed.items()):
-            arguments = json.dumps({"path": rel, "old_text": current, "new_text": text})
-            call = ToolCall(id=f"start_over_{step}_{n}", name="edit_file", arguments=arguments)
-            result = await self._run_one(call, step)
-            if result.status is not ToolStatus.SUCCESS:
-                return False  # not undone (refused, or the file changed meanwhile): go on as is
-        self.workspace.changed_files = [
-            rel for rel in self.workspace.changed_files if rel not in changed
-        ]
-        self.messages = list(self._first)
-        self._start_overs += 1
-        self._fresh = True
-        await self._checkpoint(step)
-        return True
-
-    async def _start_here(self, step: int, why: str, fixed: list[str], now: dict[str, str]) -> bool:
-        """The wrong edit a small model is stuck on was progress (it made failing tests pass
-        and broke none): not undone — the first request is made again from here, the files
-        and the failures as they are now (held-out bench: a chunk fix that passed one more
-        test, undone after its echo, was never found again), and asked warmer."""
-        task, asked, first = self._task, self._asked, self._first
-        if task is None or asked is None or not first:
-            return False
-        look = await self._first_look(task)
-        if look is None:
-            return False
-        await self._emit(
-            EventKind.MESSAGE,
-            f"{why}; it made {_tests(fixed)} pass: asking the first request again from its "
-            "edit, warmer",
-            step,
-        )
-        self._look = look
-        self._originals.update(now)  # an undo now comes back here
-        self.messages = look.conversation(first[0], asked)
-        self._first = list(self.messages)
-        self._start_overs += 1
-        self._fresh = True
-        await self._checkpoint(step)
-        return True
-
-    def _broke(self) -> list[str]:
-        """The tests the last edit broke that passed at the first look, when it fixed none
-        (`small.broken_by_edit`); [] without a first look's verdict."""
-        look, judged = self._look, self._judged
-        if look is None or judged is None:
-            return []
-        return broken_by_edit(self.workspace.root, look.report, look.ran, judged)
-
-    def _wrote_last(self, rel: str, text: str) -> bool:
-        try:
-            return self.workspace.wrote_last(self.workspace.describe(rel).path, text)
-        except (AgentLspError, ValueError):
-            return False
-
-    def _current(self, rel: str) -> str | None:
-        """`rel`'s text as the agent sees it now (the editor's buffer first); None: no file,
-        or one hidden from the agent."""
-        ws = self.workspace
-        try:
-            path = ws.describe(rel, "read_file").path
-            if ws.hidden(path, "read_file") or not path.is_file():
-                return None
-            return ws.read_text(path)
-        except (AgentLspError, OSError, ValueError):
-            return None
-
     def _limit_reached(self, step: int) -> str | None:
         if step >= self.limits.max_steps:
             return f"max steps ({self.limits.max_steps}) reached without passing tests"
@@ -526,14 +330,6 @@ class Agent:
         if used >= self.limits.max_tokens:
             return f"token budget ({used} of {self.limits.max_tokens} tokens) used up"
         return None
-
-    def _retry_temperature(self) -> float | None:
-        """A small model's replies in a row that did nothing: its next one is sampled warmer
-        (0.5 a reply, up to 1.0), since at temperature 0 it would say the same again."""
-        stuck = self._idle + self._unusable
-        if self._fresh:  # a first request asked again: not the answer it gave before
-            stuck = max(stuck, self._start_overs)
-        return min(RETRY_WARMTH * stuck, 1.0) if self.small and stuck else None
 
     def _request_over_budget(self) -> str | None:
         """The next request would take the task past its token budget by its own size (its
@@ -750,242 +546,6 @@ class Agent:
         await self._emit(EventKind.MESSAGE, f"applied {applied} edit(s) written in words", step)
         return f"{APPLIED_WORDS}:\n" + "\n".join(lines)
 
-    def _small_reminder(self, budget: int = 8_000) -> str:
-        """For a small model whose reply did not finish the task: the code files it was shown
-        or changed, as they are now, and how to answer (it forgets both within a few turns)."""
-        files = [
-            rel
-            for rel in dict.fromkeys([*self._shown, *self.workspace.changed_files])
-            if not is_test_file(rel)
-        ]
-        parts: list[str] = []
-        code: dict[str, str] = {}
-        for rel in files:
-            shown = self._as_it_is(rel)
-            if shown and len(shown) <= budget:
-                budget -= len(shown)
-                parts.append(shown)
-                code[rel] = shown
-        if not files:
-            return "".join(parts)
-        return "".join(parts) + "\n\n" + how_to_answer(code, blocks=self._echoed)
-
-    def _as_it_is(self, rel: str, limit: int = 6_000) -> str:
-        """A file's current text for the model after an edit of it failed (a small one), as
-        the first look shows files; "" when it is too big or not readable."""
-        ws = self.workspace
-        try:
-            path = ws.describe(rel, "read_file").path
-            if ws.hidden(path, "read_file") or path.stat().st_size > limit:
-                return ""
-            text = ws.read_text(path)
-        except (AgentLspError, OSError, ValueError):
-            return ""
-        ws.note_read(path, text, looked=rel not in ws.changed_files)  # its own edit: no look
-        return f"\n{rel} as it is now:\n```\n{text.rstrip()}\n```"
-
-    async def _check_edits(self, step: int) -> str:
-        """With `check_after_edit`: the tests affected by this step's edits, run at once; their
-        verdict ("" when nothing ran)."""
-        edited, self._edited = self._edited, []
-        if not self.limits.check_after_edit or not edited or self.verifier is None:
-            return ""
-        selection = await targeted_tests(self.workspace.root, edited, limit=5)
-        if not selection.files:
-            return ""
-        shown = selection.shown()
-        await self._emit(EventKind.TOOL_CALL, f"checking the edit: {shown}", step)
-        try:
-            report = await self.verifier.run(self.workspace, selection.files)
-        except NotPermittedError as exc:
-            await self._emit(EventKind.TOOL_RESULT, f"edit not checked: {exc}", step)
-            return ""
-        await self._emit(EventKind.TOOL_RESULT, f"after the edit: {report.summary()}", step)
-        self._attempts += not report.ok  # a try at a fix the tests judged
-        return f"Checked after this edit, the tests affected by it ({shown}): " + (
-            report.summary()
-            if report.ok
-            else format_report(report, limit=3, source=source_lines(self.workspace))
-        )
-
-    async def _check_done(self, step: int, task: Task) -> tuple[bool, str, str]:
-        """Done is decided by the tests and, for a fix, by the diagnostic's own source, not
-        by the model's word: (done, the feedback when not, why done is unverified — "" when
-        the tests proved it or nothing needed proof). A diagnostic still reported after the
-        tests pass goes back to the model once; the next time the task fails."""
-        done, feedback, unverified = await self._check_tests(step, task)
-        if done and not feedback and (said := await self._review(step)) is not None:
-            return False, said, ""
-        if done and not feedback:
-            await self._flag_unseen(step, task)
-        if not done or task.kind is not TaskKind.FIX or task.diagnostic is None:
-            return done, feedback, unverified
-        await self._emit(EventKind.TOOL_CALL, "checking: is the diagnostic gone?", step)
-        result = await recheck(self.diagnostic_check, task, self.workspace)
-        self._checked["diagnostic"] = result.detail
-        await self._emit(EventKind.TOOL_RESULT, result.detail, step)
-        if result.state != "present":
-            return True, "", unverified
-        if self._told_remains:
-            passed = "" if unverified else " although the tests pass"
-            self._failed_check = f"not fixed: {result.detail}{passed}"
-            return False, "", ""
-        self._told_remains = True
-        passing = "" if unverified else "The tests pass, but "
-        return (
-            False,
-            f"The task is not done: {passing}the problem you were asked to fix is still "
-            f"reported: {result.detail}.\nFix its cause (read the code at that line again), "
-            "then finish. If you answer in words only again, the task stops here.",
-            "",
-        )
-
-    async def _review(self, step: int) -> str | None:
-        """The review of the changed files before done: what the model is told, once, when it
-        found errors (None: nothing found, nothing to review, or told already — then the
-        findings go into what the outcome says was checked)."""
-        changed = list(self.workspace.changed_files)
-        if self.review_check is None or not changed:
-            return None
-        await self._emit(EventKind.TOOL_CALL, "checking: a review of the changed files", step)
-        errors = await self.review_check(changed)
-        shown = "\n".join(f"- {e}" for e in errors[:8])
-        await self._emit(
-            EventKind.TOOL_RESULT,
-            f"review: {len(errors)} error(s)" + (f"\n{shown}" if shown else ""),
-            step,
-        )
-        if not errors:
-            return None
-        if self._told_review:
-            self._checked["review"] = f"review: {len(errors)} error(s) left: " + "; ".join(
-                errors[:3]
-            )
-            return None
-        self._told_review = True
-        return (
-            "The task is not done: the tests pass, but the review of your change found:\n"
-            f"{shown}\nFix these in the files you changed, then finish. {WORDS_ONCE}"
-        )
-
-    async def _flag_unseen(self, step: int, task: Task) -> None:
-        """Flags, for the user's review, the changed files the task concerns by no sign (never
-        named, read or shown; see `scope`): said as it is found and in the outcome. Not sent
-        back to the model: the tests passed, and a small model told so undoes a right fix."""
-        if not self.workspace.changed_files or task.kind in (TaskKind.EXPLAIN, TaskKind.IMPROVE):
-            return
-        messages = list(self.messages)
-        try:
-            unseen = await asyncio.to_thread(unseen_changes, task, self.workspace, messages)
-        except Exception as exc:  # a review that breaks must not fail a task whose tests passed
-            logger.warning("the review of which files the task concerns failed: %r", exc)
-            return
-        if not unseen:
-            self._checked.pop("unseen", None)
-            return
-        files = ", ".join(unseen[:5]) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
-        said = f"review: changed {files}, which the task never named and the agent never read"
-        if self._checked.get("unseen") != said:  # said once, again only when it changed
-            await self._emit(EventKind.MESSAGE, said, step, unseen=unseen)
-        self._checked["unseen"] = said
-
-    async def _check_tests(self, step: int, task: Task) -> tuple[bool, str, str]:
-        """The tests affected by the changes first (the test files that import a changed
-        file, and changed test files), then the full suite (SPEC D3)."""
-        self._judged = None  # this check's verdict only: never an earlier text's
-        if self.verifier is None:
-            if task.kind in (TaskKind.EXPLAIN, TaskKind.IMPROVE):  # nothing edited to check
-                return True, "", ""
-            return True, "", "no test runner found, so nothing checked the result"
-        if self.verifier.passed_since(self.workspace):
-            self._checked.setdefault("full", self._summary_of_last())
-            return True, "", ""
-        try:
-            changed = list(self.workspace.changed_files)
-            selection = await targeted_tests(self.workspace.root, changed)
-            key = text_key(self.workspace, changed)
-            if selection.files:
-                targets = list(selection.files)
-                shown = selection.shown()
-                await self._emit(EventKind.TOOL_CALL, f"checking: the affected tests {shown}", step)
-                report, again = await self._run_once(selection.files, key, targets)
-                self._judged = report
-                await self.hooks.tests_checked(
-                    step, report.ok, f"targeted {shown}: {report.summary()}{again}"
-                )
-                await self._tell_result("affected tests", report, step, again)
-                if not report.ok:
-                    return (
-                        False,
-                        _not_passing(
-                            f"the tests affected by your change ({shown}) do not pass",
-                            report,
-                            self.small,
-                            source_lines(self.workspace),
-                        ),
-                        "",
-                    )
-                self._checked["targeted"] = (
-                    f"affected tests ({shown}): {report.summary(with_hint=False)}"
-                )
-            await self._emit(EventKind.TOOL_CALL, "checking: running the test suite", step)
-            report, again = await self._run_once((), key)
-            self._judged = report
-        except NotPermittedError as exc:
-            await self._emit(EventKind.MESSAGE, f"{exc}: the result is not verified", step)
-            return True, "", str(exc)
-        await self.hooks.tests_checked(step, report.ok, report.summary() + again)
-        await self._tell_result("tests", report, step, again)
-        if report.ok:
-            self._checked["full"] = f"full suite: {report.summary(with_hint=False)}"
-            return True, "", ""
-        return (
-            False,
-            _not_passing(
-                "the test suite does not pass", report, self.small, source_lines(self.workspace)
-            ),
-            "",
-        )
-
-    async def _run_once(
-        self, selection: tuple[str, ...], key: str, targets: Sequence[str] = ()
-    ) -> tuple[TestReport, str]:
-        """The tests of ``selection`` (() for the full suite) on the current text, run at most
-        once per text: the same selection on the same text (``key``) keeps its verdict (the
-        second item then says so)."""
-        assert self.verifier is not None
-        cached = self._verdicts.get((selection, key))
-        if cached is not None:
-            return cached, " (the same tests on the same text: not run again)"
-        report = await self.verifier.run(self.workspace, targets)
-        self._verdicts[(selection, key)] = report
-        return report, ""
-
-    async def _tell_result(self, what: str, report: TestReport, step: int, again: str = "") -> None:
-        """The totals of a check's test run (`again`: it was not run again); its hint (the
-        virtualenv it ran without...) once per task, on a line of its own, not again on every
-        later run's line."""
-        summary = report.summary(with_hint=False)
-        await self._emit(EventKind.TOOL_RESULT, f"{what}: {summary}{again}", step)
-        if report.hint and report.hint not in self._hints_told:
-            self._hints_told.add(report.hint)
-            await self._emit(EventKind.MESSAGE, f"hint: {report.hint}", step)
-
-    def _summary_of_last(self) -> str:
-        report = self.verifier.last_report if self.verifier is not None else None
-        return f"full suite: {report.summary(with_hint=False)}" if report is not None else ""
-
-    def checked(self, verified: bool) -> str:
-        """What was checked, for the outcome: "verified: …" or "not verified: …"."""
-        parts = [
-            self._checked[k]
-            for k in ("targeted", "full", "diagnostic", "review", "unseen")
-            if self._checked.get(k)
-        ]
-        if not parts:
-            return ""
-        return ("verified: " if verified else "not verified: ") + "; ".join(parts)
-
     def _outcome(
         self, status: TaskStatus, summary: str, step: int, reason: str, verified: bool = True
     ) -> TaskOutcome:
@@ -1000,6 +560,3 @@ class Agent:
             checked=self.checked(verified and status is TaskStatus.COMPLETED),
             rechecked=self._checked.get("diagnostic", ""),
         )
-
-    async def _emit(self, kind: EventKind, message: str, step: int = 0, **data: object) -> None:
-        await self.channel.report(AgentEvent(kind=kind, message=message, step=step, data=data))

@@ -201,7 +201,12 @@ async def first_look(
     tests = ""
     if report is not None and not report.ok:
         tests = "The tests fail now:\n" + format_report(
-            report, limit=3, tail=12, hint=False, source=source_lines(workspace)
+            report,
+            limit=3,
+            tail=12,
+            hint=False,
+            source=source_lines(workspace),
+            root=workspace.root,
         )
     elif report is not None:
         tests = "The tests pass now: " + report.summary(with_hint=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 from collections.abc import Callable, Sequence
@@ -203,12 +204,15 @@ def format_report(
     tail: int = 40,
     hint: bool = True,
     source: SourceLine | None = None,
+    root: Path | None = None,
 ) -> str:
     """The report as the model and the user read it: the totals, each failure (the last
     `tail` lines of its output), then the hint (after the failures: a long hint must not push
     them out of a bounded excerpt; none without `hint`). With `source`, the failing line's own
     text follows its FAILED line when the output does not show it (jest, vitest and go do not:
-    a small model that saw `Expected: 50 Received: 55` alone did not find which input)."""
+    a small model that saw `Expected: 50 Received: 55` alone did not find which input). With
+    `root` (the model's view), the paths of the project's files are said from it, as the
+    model's tools name them (`relative_to_root`)."""
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
     seen: set[tuple[str, str | None]] = set()
     for failure in report.failures[:limit]:
@@ -232,7 +236,22 @@ def format_report(
         lines.append(_indent(_tail(_own_lines(report.output), 60)))
     if report.hint and (hint or not report.failures):
         lines.append(f"hint: {report.hint}")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    return text if root is None else relative_to_root(text, root)
+
+
+def relative_to_root(text: str, root: Path) -> str:
+    """`text` with the project's own absolute paths said from its root: `File "test_roman.py"`,
+    `(cart.test.js:8:42)`. unittest's tracebacks and node's stack frames name every file by
+    its absolute path; the model's tools take the relative one, and the long prefix, repeated
+    in every frame, is tokens and noise that differs from one checkout to the next (the
+    benchmark's copies: one more thing that changed a small model's answer)."""
+    if len(root.parts) < 2:  # the file system's own root: every path would lose its slash
+        return text
+    for base in dict.fromkeys((str(root), str(root.resolve()))):
+        for sep in dict.fromkeys(("/", os.sep)):
+            text = text.replace(base.rstrip("/\\") + sep, "")
+    return text
 
 
 # A stack frame in a dependency or the runtime (jest's circus, node's internals, Go's

@@ -92,7 +92,7 @@ def is_stack_file(path: str) -> bool:
 
 
 class TaskMemory:
-    """The agent's hooks for one task (see `agent_lsp.loop.agent.TaskHooks`)."""
+    """The agent's hooks for one task (see `agent_lsp.loop.hooks.TaskHooks`)."""
 
     def __init__(
         self,

@@ -46,7 +46,7 @@ class RunTestsTool:
             "skipped": report.skipped,
             "ok": report.ok,
         }
-        text = format_report(report)
+        text = format_report(report, root=self.workspace.root)
         if report.ok:
             return ToolResult.ok(text, **meta)
         return ToolResult.fail(
