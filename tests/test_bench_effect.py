@@ -11,6 +11,7 @@ import shutil
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -636,3 +637,27 @@ def test_a_server_that_dies_mid_reply_cuts_the_reply_and_prints_no_traceback(
     assert call.label == "h/t/1" and call.stream
     err = capsys.readouterr().err
     assert "Traceback" not in err, err
+
+
+def test_repeated_runs_say_each_rounds_solved_count_and_their_median() -> None:
+    """Three rounds of two tasks, the third stopped after its first task: the rounds that ran
+    every task are counted (2 and 1 solved), the stopped one is not (its 1 of 1 is no score)."""
+
+    def run(task: str, repeat: int, solved: bool) -> RunRecord:
+        return replace(
+            _record("a", task, solved, 100, None if solved else "wrong edit"), repeat=repeat
+        )
+
+    records = [
+        run("t1", 1, True),
+        run("t2", 1, True),
+        run("t1", 2, False),
+        run("t2", 2, True),
+        run("t1", 3, True),
+    ]
+    (a,) = summarize(records)
+    assert (a.solved, a.runs, a.rounds) == (4, 5, [2, 1])
+    row = harness_table([a]).splitlines()[2]
+    assert row.startswith("| a | 4 / 5 (1.7 of 2 tasks); by round 2, 1, median 1.5 | ")
+    (single,) = summarize(records[:2])
+    assert harness_table([single]).splitlines()[2].startswith("| a | 2 / 2 | ")

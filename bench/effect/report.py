@@ -84,6 +84,7 @@ class HarnessSummary:
     seconds_per_run: float
     estimated: bool
     failures: dict[str, int]
+    rounds: list[int] = field(default_factory=list[int])  # solved in each round of every task
 
 
 def summarize(records: Sequence[RunRecord]) -> list[HarnessSummary]:
@@ -97,6 +98,11 @@ def summarize(records: Sequence[RunRecord]) -> list[HarnessSummary]:
             sum(r.solved for r in mine if r.task == task)
             / max(1, sum(1 for r in mine if r.task == task))
             for task in tasks
+        ]
+        rounds = [
+            sum(r.solved for r in mine if r.repeat == n)
+            for n in sorted({r.repeat for r in mine})
+            if {r.task for r in mine if r.repeat == n} == set(tasks)  # a round stopped: left out
         ]
         failures: dict[str, int] = {}
         for r in mine:
@@ -116,6 +122,7 @@ def summarize(records: Sequence[RunRecord]) -> list[HarnessSummary]:
                 seconds_per_run=_median([r.seconds for r in mine]),
                 estimated=any(r.estimated for r in mine),
                 failures=failures,
+                rounds=rounds,
             )
         )
     return out
@@ -136,6 +143,9 @@ def harness_table(summaries: Sequence[HarnessSummary]) -> str:
         solved = f"{s.solved} / {s.runs}"
         if s.runs != s.tasks:
             solved += f" ({s.tasks_solved:.1f} of {s.tasks} tasks)"
+        if len(s.rounds) > 1:
+            median = f"{_median(s.rounds):g}"
+            solved += f"; by round {', '.join(map(str, s.rounds))}, median {median}"
         per_solved = f"{mark}{_n(s.tokens_per_solved)}" if s.tokens_per_solved else "-"
         failures = (
             ", ".join(
