@@ -227,3 +227,64 @@ def test_the_projects_paths_are_said_from_its_root_for_the_model(tmp_path: Path)
     assert format_report(report(traceback), tail=20, root=Path("/")) == format_report(
         report(traceback), tail=20
     )
+
+
+INITIALS = """// the first letter of each part of the name, in capitals.
+function initials(name) {
+  return name
+    .split(" ")
+    .map((part) => part[0].toUpperCase())
+    .join("");
+}
+"""
+INITIALS_TEST = """const { initials } = require("./initials");
+
+test("extra spaces between and around the names", () => {
+  expect(initials("  Grace  Brewster Hopper ")).toBe("GBH");
+});
+"""
+
+
+def test_a_failure_in_the_code_under_test_shows_the_tests_line_that_called_it(
+    tmp_path: Path,
+) -> None:
+    """jest names the test's line only in a stack frame: the model reads that line's text
+    too, the input that broke the code (held-out bench: told only that `part[0]` was
+    undefined, a small model never saw which name the test passed)."""
+    (tmp_path / "initials.js").write_text(INITIALS)
+    (tmp_path / "initials.test.js").write_text(INITIALS_TEST)
+    workspace = Workspace(tmp_path, RecordingChannel())
+    output = (
+        "TypeError: Cannot read properties of undefined (reading 'toUpperCase')\n"
+        f"    at toUpperCase ({tmp_path}/initials.js:5:28)\n"
+        "    at Array.map (<anonymous>)\n"
+        f"    at map ({tmp_path}/initials.js:5:6)\n"
+        f"    at Object.initials ({tmp_path}/initials.test.js:4:10)\n"
+        f"    at Promise.finally.completed ({CIRCUS}:1557:28)\n"
+    )
+    failure = TestFailure(
+        test_id="initials.test.js::extra spaces between and around the names",
+        file="initials.js",
+        line=5,
+        message="TypeError: Cannot read properties of undefined (reading 'toUpperCase')",
+        output=output,
+    )
+    text = format_report(
+        replace(report(""), failures=(failure,)),
+        tail=12,
+        source=source_lines(workspace),
+        root=tmp_path,
+    )
+    assert text.splitlines()[2:5] == [
+        "    line 5: .map((part) => part[0].toUpperCase())",
+        "    called from initials.test.js:4: "
+        'expect(initials("  Grace  Brewster Hopper ")).toBe("GBH");',
+        "        at toUpperCase (initials.js:5:28)",
+    ]
+    # an assertion of the test itself: its line is the failure's own, said once
+    asserted = replace(failure, file="initials.test.js", line=4, output="Expected: 1\n" + output)
+    text = format_report(
+        replace(report(""), failures=(asserted,)), tail=12, source=source_lines(workspace)
+    )
+    assert "called from" not in text
+    assert text.count('toBe("GBH")') == 1

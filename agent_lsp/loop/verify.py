@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from adapters import ShadowWorkspace, Shell, TestReport, ToolchainAdapter, real_paths
+from adapters.affected import is_test_file
 from adapters.linters import LintIssue, run_linters
+from adapters.results import TestFailure
 from agent_lsp.errors import AgentLspError, WorkspaceError
 from agent_lsp.project.diagnostics import DiagnosticStore
 from agent_lsp.project.workspace import Workspace
@@ -210,7 +212,8 @@ def format_report(
     `tail` lines of its output), then the hint (after the failures: a long hint must not push
     them out of a bounded excerpt; none without `hint`). With `source`, the failing line's own
     text follows its FAILED line when the output does not show it (jest, vitest and go do not:
-    a small model that saw `Expected: 50 Received: 55` alone did not find which input). With
+    a small model that saw `Expected: 50 Received: 55` alone did not find which input), and
+    for a failure in the code under test the test's line that called it (`_called_from`). With
     `root` (the model's view), the paths of the project's files are said from it, as the
     model's tools name them (`relative_to_root`)."""
     lines = [f"{report.runner}: {report.summary(with_hint=False)}"]
@@ -228,6 +231,8 @@ def format_report(
             code = source(failure.file, failure.line)
         if code and code.strip() and code.strip() not in failure.output:
             lines.append(f"    line {failure.line}: {code.strip()[:200]}")
+        if source and (called := _called_from(failure, source)):
+            lines.append(called)
         if own := _unsaid(_own_lines(failure.output), failure.message):
             lines.append(_indent(_tail(own, tail)))
     if len(report.failures) > limit:
@@ -238,6 +243,34 @@ def format_report(
         lines.append(f"hint: {report.hint}")
     text = "\n".join(lines)
     return text if root is None else relative_to_root(text, root)
+
+
+# A stack frame's file and line: Python's `File "path", line 8`; node's `(path:8:10)` or
+# `at path:8:10`; Go's `path:8`.
+_FRAME_AT = re.compile(
+    r'File "(?P<py>[^"]+)", line (?P<py_line>\d+)'
+    r"|(?P<path>[^\s()\"'`]+?\.(?:[cm]?[jt]sx?|go)):(?P<line>\d+)"
+)
+
+
+def _called_from(failure: TestFailure, source: SourceLine) -> str:
+    """For a failure in the code under test (an exception thrown there, not an assertion of
+    the test's), the test's own line that called it, when the output names but does not show
+    it: the input that broke the code (held-out bench: told only that `part[0]` was undefined
+    in initials.js, a small model never saw which name the test passed, and guarded against a
+    name without spaces four times). "" when the failure is the test's or no frame says."""
+    if not failure.file or is_test_file(failure.file):
+        return ""
+    for frame in _FRAME_AT.finditer(failure.output):
+        path = frame["py"] or frame["path"]
+        if not is_test_file(path):
+            continue
+        line = int(frame["py_line"] or frame["line"])
+        code = source(path, line)
+        if not code or not code.strip() or code.strip() in failure.output:
+            return ""
+        return f"    called from {path}:{line}: {code.strip()[:200]}"
+    return ""
 
 
 def relative_to_root(text: str, root: Path) -> str:
