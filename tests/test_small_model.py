@@ -712,7 +712,7 @@ def test_progress_and_a_step_back_are_told_apart(tmp_path: Path) -> None:
     )
 
 
-ROMAN_BUG = '''VALUES = {"I": 1, "V": 5, "X": 10}
+ROMAN_BUG = """VALUES = {"I": 1, "V": 5, "X": 10}
 
 
 def from_roman(numeral: str) -> int:
@@ -720,8 +720,8 @@ def from_roman(numeral: str) -> int:
     for letter in numeral:
         total += VALUES[letter]
     return total
-'''
-ROMAN_TEST = '''import unittest
+"""
+ROMAN_TEST = """import unittest
 
 from roman import from_roman
 
@@ -729,7 +729,7 @@ from roman import from_roman
 class FromRoman(unittest.TestCase):
     def test_subtraction(self):
         self.assertEqual(from_roman("IV"), 4)
-'''
+"""
 
 
 async def test_a_unittest_traceback_reaches_the_model_with_the_projects_paths_from_its_root(
