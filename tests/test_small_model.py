@@ -317,12 +317,13 @@ async def test_a_small_model_that_wrote_its_file_back_unchanged_is_asked_the_sam
 async def test_a_small_model_that_echoes_its_own_wrong_edit_starts_over_from_its_first_request(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:
-    """Its first edit left the tests failing, and its next reply wrote that wrong file back
-    unchanged: stuck on it (held-out bench: every later request brought the same wrong file
-    back, at any temperature). Its edit is undone — the editor receives calc.py as it was —
-    and its first request goes again, warmer: the fix then lands on the original text."""
+    """Its first edit fixed average() but broke add() (kept: it fixed a test), and its next
+    reply wrote that wrong file back unchanged: stuck on it (held-out bench: every later
+    request brought the same wrong file back, at any temperature). Its edit is undone — the
+    editor receives calc.py as it was — and its first request goes again, warmer: the fix
+    then lands on the original text."""
     before = (project / "calc.py").read_text()
-    wrong = before.replace(BUG, "    return sum(values) / (len(values) + 2)\n")
+    wrong = before.replace("return a + b", "return a - b").replace(BUG, FIX)
     echo_of_wrong = Reply(f"calc.py\n```python\n{wrong}```\n")
     fake_openai.script(echo_of_wrong, echo_of_wrong, Reply(SEARCH_REPLACE))
     session = small(project, fake_openai)
@@ -377,6 +378,79 @@ async def test_an_edit_that_breaks_passing_tests_and_fixes_none_is_undone_and_as
         "first request again, warmer"
     ]
     assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
+async def test_an_edit_that_fixes_no_failing_test_is_undone_and_asked_afresh(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """The model's edit left test_average failing (it divides by n + 2 now) and broke
+    nothing. Shown that failure, a small model wrote its own wrong edit back in 15 of 20 such
+    requests and solved none (held-out bench): instead the edit is undone — the editor
+    receives calc.py as it was — and the first request goes again, warmer, with nothing of
+    the wrong answer in it; the fix then lands on the original."""
+    before = (project / "calc.py").read_text()
+    wrong = before.replace(BUG, "    return sum(values) / (len(values) + 2)\n")
+    fake_openai.script(Reply(f"calc.py\n```python\n{wrong}```\n"), Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert second["messages"] == first["messages"]  # the first request again, nothing added
+    assert [r["temperature"] for r in (first, second)] == [0.0, 0.5]
+    calc = (project / "calc.py").resolve()
+    assert [text for path, text, _ in channel.edits if path == calc] == [
+        wrong,
+        before,
+        before.replace(BUG, FIX),
+    ]
+    said = [e.message for e in channel.events if "undoing it" in e.message]
+    assert said == [
+        "the edit fixed none of the failing tests (test_average still fails): undoing it "
+        "(calc.py) and asking the first request again, warmer"
+    ]
+    assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
+async def test_half_of_a_fix_across_two_files_stays_and_the_model_is_shown_its_failure(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """average() is wrong in two files (units.count adds one, calc.average doubles): the
+    model's first edit fixes units.py, and test_average still fails — half of the fix, which
+    fixes no test alone. It stays: the next request builds on it (the failure shown, not the
+    first request again) and the other half lands on top of it."""
+    (project / "units.py").write_text(
+        "def count(values: list[float]) -> int:\n    return len(values) + 1\n"
+    )
+    calc = project / "calc.py"
+    calc.write_text(
+        calc.read_text()
+        .replace('"""A tiny', 'from units import count\n\n"""A tiny')
+        .replace(BUG, "    return 2 * sum(values) / count(values)\n")
+    )
+    units_fixed = "def count(values: list[float]) -> int:\n    return len(values)\n"
+    calc_fixed = calc.read_text().replace("2 * sum(values)", "sum(values)")
+    fake_openai.script(
+        Reply(f"units.py\n```python\n{units_fixed}```\n"),
+        Reply(f"calc.py\n```python\n{calc_fixed}```\n"),
+    )
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    shown = [m["content"] for m in first["messages"] if m["content"].startswith(FILES_HEAD)]
+    assert len(shown) == 1 and "units.py" in shown[0] and "calc.py" in shown[0]
+    assert len(second["messages"]) > len(first["messages"])  # built on, not asked afresh
+    assert "test_average" in second["messages"][-1]["content"]
+    assert second["temperature"] == 0.0
+    assert not any("undoing it" in e.message for e in channel.events)
+    assert (project / "units.py").read_text() == units_fixed
+    assert calc.read_text() == calc_fixed
 
 
 async def test_an_edit_that_fixes_one_test_and_breaks_another_is_kept(

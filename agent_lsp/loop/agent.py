@@ -18,7 +18,7 @@ from agent_lsp.loop.compaction import (
     summarise,
     with_summary,
 )
-from agent_lsp.loop.course import SmallCourse, named_tests
+from agent_lsp.loop.course import SmallCourse
 from agent_lsp.loop.guard import LoopGuard
 from agent_lsp.loop.hooks import Limits, NoHooks, TaskHooks, UserTurns
 from agent_lsp.loop.keep import keep_left_out, may_drop
@@ -223,10 +223,9 @@ class Agent(SmallCourse):
                     if not await self._start_over(step, "the model wrote its own wrong edit back"):
                         await self._ask_again(step)
                     continue
-                if self.small and applied.startswith(APPLIED_WORDS) and (broke := self._broke()):
-                    why = f"the edit broke {named_tests(broke)}, which passed before"
-                    if await self._start_over(step, why):
-                        continue
+                back = self.small and applied.startswith(APPLIED_WORDS) and self._step_back()
+                if back and await self._start_over(step, back):
+                    continue
                 feedback = said
                 switch = getattr(self.model, "answered_in_words", None)
                 if callable(switch) and not applied:  # toolCalling = auto: no native calls

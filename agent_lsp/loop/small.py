@@ -235,6 +235,17 @@ def broken_by_edit(
     ]
 
 
+def fixed_none(before: TestReport | None, after: TestReport | None) -> list[str]:
+    """The tests that failed at the first look (`before`) and still fail after an edit, when
+    the edit fixed none of them (every one fails still, by its id); [] otherwise (nothing
+    failed then, a verdict missing or cut by the time limit, or something fixed)."""
+    if before is None or after is None or before.timed_out or after.timed_out:
+        return []
+    was = [f.test_id for f in before.failures]
+    now = {f.test_id for f in after.failures}
+    return was if was and all(test_id in now for test_id in was) else []
+
+
 def progress_by_edit(before: TestReport | None, after: TestReport | None) -> list[str]:
     """The tests that failed at the first look (`before`) and pass now, when no test fails
     now that did not fail then, in any file, and more tests pass (a narrower run shows fewer
