@@ -414,6 +414,84 @@ async def test_an_edit_that_fixes_no_failing_test_is_undone_and_asked_afresh(
     assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
 
 
+@pytest.mark.parametrize(
+    ("wrong_edit", "why"),
+    [
+        (
+            lambda before: "import no_such_helper_module\n" + before,
+            "the edit fixed none of the failing tests (test_average still fails)",
+        ),
+        (
+            lambda before: (
+                before.replace(BUG, "    return sum(values) / (len(values) + 2)\n")
+                + "".join(f"# note {n}\n" for n in range(30))
+            ),
+            "the edit fixed none of the failing tests (test_average still fails)",
+        ),
+    ],
+    ids=["no-longer-imports", "grew-the-file"],
+)
+async def test_an_edit_that_stops_every_test_or_grew_the_file_is_undone_all_the_same(
+    project: Path, fake_openai: FakeOpenAIServer, wrong_edit: Any, why: str
+) -> None:
+    """Two wrong edits the start over missed (held-out bench, roman): one after which the
+    module no longer imports — no test passes, the failing tests' ids gone behind the
+    module's own error, which looked like something fixed — and one that grew the file by 30
+    lines, whose undo edit_file refused as a large deletion. Both are undone (the editor
+    receives calc.py as it was) and the first request goes again, warmer."""
+    before = (project / "calc.py").read_text()
+    wrong = wrong_edit(before)
+    fake_openai.script(Reply(f"calc.py\n```python\n{wrong}```\n"), Reply(SEARCH_REPLACE))
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert second["messages"] == first["messages"]
+    assert [r["temperature"] for r in (first, second)] == [0.0, 0.5]
+    calc = (project / "calc.py").resolve()
+    assert [text for path, text, _ in channel.edits if path == calc] == [
+        wrong,
+        before,
+        before.replace(BUG, FIX),
+    ]
+    said = [e.message for e in channel.events if "undoing it" in e.message]
+    assert said == [f"{why}: undoing it (calc.py) and asking the first request again, warmer"]
+    assert (project / "calc.py").read_text() == before.replace(BUG, FIX)
+
+
+async def test_the_undo_of_a_wrong_edit_brings_back_the_undefined_name_it_replaced(
+    project: Path, fake_openai: FakeOpenAIServer
+) -> None:
+    """The bug is an undefined name (`lenght`); the model's edit replaced it with another wrong
+    expression. Undoing that edit writes the undefined name back — which edit_file refuses
+    once from the model, and the start over confirms: it is the file as it was."""
+    calc = project / "calc.py"
+    before = calc.read_text().replace(BUG, "    return sum(values) / lenght(values)\n")
+    calc.write_text(before)
+    wrong = before.replace("lenght(values)", "(len(values) + 2)")
+    fixed = before.replace("lenght(values)", "len(values)")
+    fake_openai.script(
+        Reply(f"calc.py\n```python\n{wrong}```\n"), Reply(f"calc.py\n```python\n{fixed}```\n")
+    )
+    session = small(project, fake_openai)
+    channel = RecordingChannel()
+    outcome = await session.run_task(TASK, channel)
+    await session.aclose()
+
+    assert outcome.status is TaskStatus.COMPLETED, outcome.summary
+    first, second = fake_openai.requests[:2]
+    assert second["messages"] == first["messages"]
+    assert [text for path, text, _ in channel.edits if path == calc.resolve()] == [
+        wrong,
+        before,
+        fixed,
+    ]
+    assert calc.read_text() == fixed
+
+
 async def test_half_of_a_fix_across_two_files_stays_and_the_model_is_shown_its_failure(
     project: Path, fake_openai: FakeOpenAIServer
 ) -> None:

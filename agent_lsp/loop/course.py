@@ -31,6 +31,10 @@ from agent_lsp.messages import (
 )
 from agent_lsp.task import Task, TaskKind
 
+# edit_file's refusals that the same call again confirms (`tools/files.py`): they guard the
+# model's edits, and an undo writes back the file as it was (held-out bench: a roman numeral
+# edit that grew the file by 22 lines could not be undone, and the run stuck on it)
+CONFIRMED_BY_REPEAT = ("large deletion", "undefined name")
 RETRY_WARMTH = 0.5  # temperature added per reply in a row that did nothing (small profile)
 
 
@@ -130,6 +134,8 @@ class SmallCourse(DoneChecks):
             arguments = json.dumps({"path": rel, "old_text": current, "new_text": text})
             call = ToolCall(id=f"start_over_{step}_{n}", name="edit_file", arguments=arguments)
             result = await self._run_one(call, step)
+            if result.metadata.get("reason") in CONFIRMED_BY_REPEAT:  # a guard of the model's
+                result = await self._run_one(call, step)  # edits: the same call confirms it
             if result.status is not ToolStatus.SUCCESS:
                 return False  # not undone (refused, or the file changed meanwhile): go on as is
         self.workspace.changed_files = [

@@ -237,13 +237,19 @@ def broken_by_edit(
 
 def fixed_none(before: TestReport | None, after: TestReport | None) -> list[str]:
     """The tests that failed at the first look (`before`) and still fail after an edit, when
-    the edit fixed none of them (every one fails still, by its id); [] otherwise (nothing
-    failed then, a verdict missing or cut by the time limit, or something fixed)."""
+    the edit fixed none of them: every one fails still, by its id, or nothing passes now
+    while some passed then (an error that stops them all, such as a module that no longer
+    imports: its own id, theirs gone); [] otherwise (nothing failed then, a verdict missing
+    or cut by the time limit, or something fixed)."""
     if before is None or after is None or before.timed_out or after.timed_out:
         return []
     was = [f.test_id for f in before.failures]
     now = {f.test_id for f in after.failures}
-    return was if was and all(test_id in now for test_id in was) else []
+    if not was:
+        return []
+    if all(test_id in now for test_id in was):
+        return was
+    return was if (after.failures or after.errors) and after.passed == 0 < before.passed else []
 
 
 def progress_by_edit(before: TestReport | None, after: TestReport | None) -> list[str]:
