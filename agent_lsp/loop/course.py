@@ -112,12 +112,7 @@ class SmallCourse(DoneChecks):
         are undone (each file written back as it was, an edit the user can undo in turn) and
         its first request asked again, warmer — a fresh first answer, not one leaning on the
         wrong one. False: nothing of its own to undo (asked again as it is)."""
-        now = {rel: self._current(rel) for rel in self._originals}
-        changed = {
-            rel: (current, text)
-            for rel, text in self._originals.items()
-            if (current := now[rel]) is not None and current != text
-        }
+        changed = self._changed()
         if not self._first or not changed:
             return False
         if not all(self._wrote_last(rel, current) for rel, (current, _) in changed.items()):
@@ -187,15 +182,19 @@ class SmallCourse(DoneChecks):
         still = fixed_none(look.report if look else None, self._judged)
         if not still:
             return ""
-        changed = {
-            rel
-            for rel, text in self._originals.items()
-            if (current := self._current(rel)) is not None and current != text
-        }
+        changed = self._changed()
         if len(self._shown) > 1 and any(rel not in changed for rel in self._shown):
             return ""
         fails = "fails" if len(still) == 1 else "fail"
         return f"the edit fixed none of the failing tests ({named_tests(still)} still {fails})"
+
+    def _changed(self) -> dict[str, tuple[str, str]]:
+        """The files the model's edits changed: each one's text now and before its first edit."""
+        return {
+            rel: (current, text)
+            for rel, text in self._originals.items()
+            if (current := self._current(rel)) is not None and current != text
+        }
 
     def _broke(self) -> list[str]:
         """The tests the last edit broke that passed at the first look, when it fixed none
